@@ -1,0 +1,112 @@
+//! Registry address parsing: `UrlUtils.parseURL` / `parseURLs` (§1.6).
+
+use crate::error::{Error, Result};
+use crate::url::{is_java_space, non_empty, Url};
+
+/// Defaults applied by [`parse_registry_address`].
+#[derive(Debug, Default, Clone)]
+pub struct AddressDefaults<'a> {
+    /// Protocol when missing (else `dubbo`).
+    pub protocol: Option<&'a str>,
+    /// Port when missing (else 9090).
+    pub port: Option<i32>,
+    /// User name when empty.
+    pub username: Option<&'a str>,
+    /// Password when empty.
+    pub password: Option<&'a str>,
+    /// Path when empty.
+    pub path: Option<&'a str>,
+    /// Parameters filled in where the address has none (or an empty value).
+    pub params: Vec<(&'a str, &'a str)>,
+}
+
+/// `UrlUtils.parseURL(address, defaults)`.
+///
+/// Input without `://` and without `?` is comma-split: the first item is the address and the
+/// rest becomes `backup=a,b`. A missing protocol becomes the default or `dubbo`, a missing port
+/// the default or 9090.
+pub fn parse_registry_address(address: &str, defaults: &AddressDefaults<'_>) -> Result<Url> {
+    if address.is_empty() {
+        return Err(Error::InvalidAddress(
+            "Address is not allowed to be empty, please re-enter.".into(),
+        ));
+    }
+    let text: String = if !address.contains("://") && !address.contains('?') {
+        let items: Vec<&str> = crate::url::comma_split(address);
+        match items.split_first() {
+            Some((first, rest)) if !rest.is_empty() => format!("{first}?backup={}", rest.join(",")),
+            Some((first, _)) => (*first).to_owned(),
+            None => address.to_owned(),
+        }
+    } else {
+        address.to_owned()
+    };
+    let url = Url::parse(&text)?;
+    let mut b = url.to_builder();
+    if non_empty(url.protocol()).is_none() {
+        b = b.protocol(defaults.protocol.unwrap_or("dubbo"));
+    }
+    if url.port() <= 0 {
+        b = b.port(defaults.port.unwrap_or(9090));
+    }
+    if non_empty(url.username()).is_none() {
+        if let Some(u) = defaults.username {
+            b = b.credentials(u, non_empty(url.password()).or(defaults.password));
+        }
+    } else if non_empty(url.password()).is_none() {
+        if let (Some(u), Some(p)) = (url.username(), defaults.password) {
+            b = b.credentials(u, Some(p));
+        }
+    }
+    if non_empty(url.path()).is_none() {
+        if let Some(p) = defaults.path {
+            b = b.path(p);
+        }
+    }
+    for (k, v) in &defaults.params {
+        if non_empty(url.param(k)).is_none() {
+            b = b.param(k, v);
+        }
+    }
+    Ok(b.build())
+}
+
+/// `UrlUtils.parseURLs`: addresses split on `\s*[|;]+\s*`, each parsed by
+/// [`parse_registry_address`].
+pub fn parse_registry_addresses(addresses: &str, defaults: &AddressDefaults<'_>) -> Result<Vec<Url>> {
+    let items: Vec<&str> = addresses
+        .split(['|', ';'])
+        .map(|s| s.trim_matches(is_java_space))
+        .filter(|s| !s.is_empty())
+        .collect();
+    if items.is_empty() {
+        return Err(Error::InvalidAddress("addresses is empty".into()));
+    }
+    items.into_iter().map(|a| parse_registry_address(a, defaults)).collect()
+}
+
+/// `URL.appendDefaultPort`-style: `host:0` or `host` gets `default_port`.
+pub fn append_default_port(address: &str, default_port: i32) -> String {
+    match address.rfind(':') {
+        Some(i) if &address[i + 1..] == "0" => format!("{}:{default_port}", &address[..i]),
+        Some(_) => address.to_owned(),
+        None => format!("{address}:{default_port}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backup_and_defaults() {
+        let u = parse_registry_address("127.0.0.1:2181,127.0.0.1:2182", &AddressDefaults::default())
+            .unwrap();
+        assert_eq!(u.to_string(), "dubbo://127.0.0.1:2181?backup=127.0.0.1:2182");
+        let d = AddressDefaults { port: Some(10000), ..Default::default() };
+        let all = parse_registry_addresses("192.168.0.1|192.168.0.2", &d).unwrap();
+        assert_eq!(all[1].address().unwrap(), "192.168.0.2:10000");
+        assert!(parse_registry_address("", &d).is_err());
+        assert_eq!(append_default_port("10.20.153.10:0", 2181), "10.20.153.10:2181");
+    }
+}

@@ -1,0 +1,3 @@
+//! The local registry cache file (§3.4): Dubbo's Java-properties format.
+//!
+//! (Lands with the core issue.)

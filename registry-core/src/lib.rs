@@ -1,0 +1,40 @@
+//! # registry-core
+//!
+//! The spine of the Dubbo-compatible subscription engine. It sits at the start of the flow:
+//!
+//! ```text
+//! registry backend (zk | nacos | memory) --subscribe--> ordered update stream
+//!   --> invoker::RegistryDirectory --> cluster --> load balance --> filters --> invoker
+//! ```
+//!
+//! It holds:
+//! - the Dubbo URL model ([`Url`], [`ServiceAddressUrl`], [`codec`]) with Dubbo 3.3's parsing,
+//!   encoding, parameter and key rules (fact sheet §1);
+//! - matching and classification ([`matching`], §2) and the notify rules ([`notify`], §3.2);
+//! - the subscription contract: the [`Registry`] trait, the [`RegistryBackend`] trait backends
+//!   implement, and the coalescing [`Subscription`] stream ([`subscription`]);
+//! - failback retries ([`failback`], §3.3), the local cache file ([`cache_file`], §3.4);
+//! - [`MemoryRegistry`] (`memory://`), an in-process registry with the same semantics.
+//!
+//! Contract in one paragraph: a subscriber receives, per category, the complete current list
+//! of matching URLs, in order, with `empty://` for "none"; connection trouble never blanks a
+//! list; dropping the subscription unsubscribes. Invalid input is an [`Error`], never a panic.
+
+pub mod address;
+pub mod cache_file;
+pub mod codec;
+mod error;
+pub mod failback;
+pub mod matching;
+pub mod memory;
+pub mod notify;
+pub mod registry;
+pub mod subscription;
+pub mod url;
+
+pub use error::{Error, Result};
+pub use failback::FailbackRegistry;
+pub use memory::MemoryRegistry;
+pub use registry::{Registry, RegistryBackend};
+pub use subscription::{Notification, Publisher, Subscription};
+pub use url::{ServiceAddressUrl, Url, UrlBuilder};

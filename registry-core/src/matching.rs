@@ -1,0 +1,246 @@
+//! `UrlUtils` matching and classification (§2): which provider URLs a consumer URL accepts.
+
+use crate::url::{comma_split, non_empty, Url};
+
+/// Wildcard value.
+pub const ANY: &str = "*";
+/// The providers category.
+pub const PROVIDERS: &str = "providers";
+/// The consumers category.
+pub const CONSUMERS: &str = "consumers";
+/// The routers category.
+pub const ROUTERS: &str = "routers";
+/// The configurators category.
+pub const CONFIGURATORS: &str = "configurators";
+
+/// `UrlUtils.isMatch(consumerUrl, providerUrl)` (3.x / 2.7).
+pub fn is_match(consumer: &Url, provider: &Url) -> bool {
+    let ci = consumer.service_interface();
+    let pi = provider.service_interface();
+    if !(ci == Some(ANY) || pi == Some(ANY) || ci == pi) {
+        return false;
+    }
+    if !is_match_category(provider.category_or(PROVIDERS), consumer.category_or(PROVIDERS)) {
+        return false;
+    }
+    if !provider.param_bool("enabled", true) && consumer.param("enabled") != Some(ANY) {
+        return false;
+    }
+    let cg = consumer.param("group");
+    let pg = provider.param("group");
+    let group_ok = cg == Some(ANY)
+        || cg == pg
+        || match (cg, non_empty(pg)) {
+            (Some(cg), Some(pg)) => comma_split(cg).contains(&pg),
+            _ => false,
+        };
+    if !group_ok {
+        return false;
+    }
+    let cv = consumer.param("version");
+    if !(cv == Some(ANY) || cv == provider.param("version")) {
+        return false;
+    }
+    let cc = consumer.param_or("classifier", ANY);
+    cc == ANY || cc == provider.param_or("classifier", ANY)
+}
+
+/// `UrlUtils.isMatchCategory(category, categories)`: note the substring tests (§14.2).
+pub fn is_match_category(category: &str, categories: &str) -> bool {
+    if categories.is_empty() {
+        return category == PROVIDERS;
+    }
+    if categories.contains(ANY) {
+        return true;
+    }
+    if categories.contains('-') {
+        // Exclusion mode: `"-" + category` must not occur.
+        return !contains_dash_prefixed(categories, category);
+    }
+    categories.contains(category)
+}
+
+fn contains_dash_prefixed(hay: &str, cat: &str) -> bool {
+    hay.match_indices('-').any(|(i, _)| hay[i + 1..].starts_with(cat))
+}
+
+/// `UrlUtils.isMatchGlobPattern(pattern, value, url)`: `$key` patterns read the URL's raw
+/// param; only the last `*` is special.
+pub fn is_match_glob_pattern(pattern: &str, value: Option<&str>, param_url: Option<&Url>) -> bool {
+    let resolved;
+    let pattern = match (param_url, pattern.strip_prefix('$')) {
+        (Some(u), Some(key)) => {
+            resolved = u.param(key).unwrap_or("");
+            resolved
+        }
+        _ => pattern,
+    };
+    if pattern == ANY {
+        return true;
+    }
+    let value = value.unwrap_or("");
+    if pattern.is_empty() && value.is_empty() {
+        return true;
+    }
+    if pattern.is_empty() || value.is_empty() {
+        return false;
+    }
+    match pattern.rfind('*') {
+        None => value == pattern,
+        Some(i) if i == pattern.len() - 1 => value.starts_with(&pattern[..i]),
+        Some(0) => value.ends_with(&pattern[1..]),
+        Some(i) => {
+            let (pre, suf) = (&pattern[..i], &pattern[i + 1..]);
+            value.len() >= pre.len() + suf.len() && value.starts_with(pre) && value.ends_with(suf)
+        }
+    }
+}
+
+/// `UrlUtils.isItemMatch(pattern, value)`: an empty pattern matches only an absent value.
+pub fn is_item_match(pattern: Option<&str>, value: Option<&str>) -> bool {
+    match non_empty(pattern) {
+        None => value.is_none(),
+        Some(p) => p == ANY || Some(p) == value,
+    }
+}
+
+/// `UrlUtils.isServiceKeyMatch(pattern, value)`: equal interfaces, group and version by
+/// [`is_item_match`].
+pub fn is_service_key_match(pattern: &Url, value: &Url) -> bool {
+    pattern.param("interface") == value.param("interface")
+        && is_item_match(pattern.param("group"), value.param("group"))
+        && is_item_match(pattern.param("version"), value.param("version"))
+}
+
+/// `UrlUtils.isConfigurator`: protocol `override` or category `configurators`.
+pub fn is_configurator(url: &Url) -> bool {
+    url.protocol() == Some("override") || url.category_or("") == CONFIGURATORS
+}
+
+/// `UrlUtils.isRoute`: protocol `route` or category `routers`.
+pub fn is_route(url: &Url) -> bool {
+    url.protocol() == Some("route") || url.category_or("") == ROUTERS
+}
+
+/// `UrlUtils.isProvider`: not override/route and category (default providers) is providers.
+pub fn is_provider(url: &Url) -> bool {
+    !matches!(url.protocol(), Some("override") | Some("route"))
+        && url.category_or(PROVIDERS) == PROVIDERS
+}
+
+/// `UrlUtils.isRegistry`.
+pub fn is_registry(url: &Url) -> bool {
+    let p = url.protocol_str();
+    p == "registry" || p.eq_ignore_ascii_case("service-discovery-registry")
+        || p.ends_with("-registry-protocol")
+}
+
+/// `UrlUtils.isServiceDiscoveryURL`.
+pub fn is_service_discovery_url(url: &Url) -> bool {
+    url.protocol_str().eq_ignore_ascii_case("service-discovery-registry")
+        || url.param("registry-type") == Some("service")
+}
+
+/// `UrlUtils.isConsumer`: protocol `consumer` (any case) or port 0.
+pub fn is_consumer(url: &Url) -> bool {
+    url.protocol_str().eq_ignore_ascii_case("consumer") || url.port() == 0
+}
+
+/// `UrlUtils.parseServiceKey("g/i:v")` → `(group, interface, version)`.
+pub fn parse_service_key(key: &str) -> (Option<&str>, &str, Option<&str>) {
+    let (group, rest) = match key.find('/') {
+        Some(i) if i > 0 => (Some(&key[..i]), &key[i + 1..]),
+        _ => (None, key),
+    };
+    match rest.find(':') {
+        Some(i) if i > 0 => (group, &rest[..i], Some(&rest[i + 1..])),
+        _ => (group, rest, None),
+    }
+}
+
+/// `UrlUtils.getEmptyUrl(serviceKey, category)`:
+/// `empty://0.0.0.0/<iface>?category=<c>[&group=][&version=]`.
+pub fn empty_url_for_key(service_key: &str, category: &str) -> Url {
+    let (group, iface, version) = parse_service_key(service_key);
+    let mut b = Url::builder("empty").host("0.0.0.0").path(iface).param("category", category);
+    if let Some(g) = non_empty(group) {
+        b = b.param("group", g);
+    }
+    if let Some(v) = non_empty(version) {
+        b = b.param("version", v);
+    }
+    b.build()
+}
+
+/// The `empty://` URL a registry emits for an empty category (§4.4): the consumer URL with
+/// protocol `empty` and `category=<category>`.
+pub fn empty_url(consumer: &Url, category: &str) -> Url {
+    consumer.with_protocol("empty").with_param("category", category)
+}
+
+/// True for an `empty://` URL.
+pub fn is_empty_url(url: &Url) -> bool {
+    url.protocol() == Some("empty")
+}
+
+/// The categories a subscription covers: `*` gives providers, consumers, routers,
+/// configurators; otherwise `COMMA_SPLIT` of `category` (default providers).
+pub fn subscribed_categories(consumer: &Url) -> Vec<String> {
+    let c = consumer.category_or(PROVIDERS);
+    if c == ANY {
+        return [PROVIDERS, CONSUMERS, ROUTERS, CONFIGURATORS].map(String::from).to_vec();
+    }
+    comma_split(c).into_iter().filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn category_substring_and_exclusion() {
+        assert!(is_match_category("provider", "providers"));
+        assert!(is_match_category("configurators", "dynamicconfigurators"));
+        assert!(!is_match_category("routers", "-routers"));
+        assert!(is_match_category("consumers", "providers,-routers"));
+        assert!(is_match_category("providers", ""));
+        assert!(!is_match_category("routers", ""));
+    }
+
+    #[test]
+    fn group_list_and_version() {
+        let c = u("consumer://1.1.1.1/S?group=a,b&version=1");
+        assert!(is_match(&c, &u("dubbo://2.2.2.2:1/S?group=b&version=1")));
+        assert!(!is_match(&c, &u("dubbo://2.2.2.2:1/S?group=c&version=1")));
+        assert!(!is_match(&c, &u("dubbo://2.2.2.2:1/S?group=b&version=2")));
+        let any = u("consumer://1.1.1.1/S?group=*&version=*");
+        assert!(is_match(&any, &u("dubbo://2.2.2.2:1/S")));
+    }
+
+    #[test]
+    fn glob() {
+        assert!(is_match_glob_pattern("v*e", Some("value"), None));
+        assert!(is_match_glob_pattern("*ue", Some("value"), None));
+        assert!(!is_match_glob_pattern("va*x", Some("value"), None));
+        assert!(is_match_glob_pattern("*", None, None));
+        let p = u("dubbo://h/S?k=val*");
+        assert!(is_match_glob_pattern("$k", Some("value"), Some(&p)));
+    }
+
+    #[test]
+    fn empty_url_shape() {
+        let c = u("consumer://10.0.0.9/com.foo.Bar?application=web&category=providers,configurators,routers&interface=com.foo.Bar&side=consumer&version=1.0");
+        assert_eq!(
+            empty_url(&c, "providers").to_full_string(),
+            "empty://10.0.0.9/com.foo.Bar?application=web&category=providers&interface=com.foo.Bar&side=consumer&version=1.0"
+        );
+        assert_eq!(
+            empty_url_for_key("dubbo/a.b.c.Foo:1.0.0", "test").to_full_string(),
+            "empty://0.0.0.0/a.b.c.Foo?category=test&group=dubbo&version=1.0.0"
+        );
+    }
+}

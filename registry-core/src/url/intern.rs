@@ -1,0 +1,150 @@
+//! Interning of strings and of whole parameter tables, so that 100k provider URLs of one service
+//! share their keys and their common parameters.
+//!
+//! Both pools hold weak entries only: a string or table lives as long as some URL holds it, and
+//! dead entries are swept when a shard has doubled since its last sweep.
+
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, LazyLock, Weak};
+
+use parking_lot::Mutex;
+use rustc_hash::{FxHashMap, FxHasher};
+
+/// A shared, immutable string.
+pub(crate) type Atom = Arc<str>;
+
+const SHARDS: usize = 16;
+
+/// A sharded pool of weakly held values, keyed by a caller-computed hash.
+struct WeakPool<T: ?Sized> {
+    shards: Vec<Mutex<Shard<T>>>,
+}
+
+struct Shard<T: ?Sized> {
+    map: FxHashMap<u64, Vec<Weak<T>>>,
+    len: usize,
+    sweep_at: usize,
+}
+
+impl<T: ?Sized> WeakPool<T> {
+    fn new() -> Self {
+        let shards = (0..SHARDS)
+            .map(|_| Mutex::new(Shard { map: FxHashMap::default(), len: 0, sweep_at: 64 }))
+            .collect();
+        WeakPool { shards }
+    }
+
+    /// The live value with hash `h` for which `eq` holds, else the one `make` builds (outside
+    /// the lock, so `make` may use other pools).
+    fn get_or_insert(&self, h: u64, eq: impl Fn(&T) -> bool, make: impl FnOnce() -> Arc<T>) -> Arc<T> {
+        let shard = &self.shards[(h as usize) % SHARDS];
+        let find = |s: &Shard<T>| {
+            s.map.get(&h)?.iter().filter_map(Weak::upgrade).find(|v| eq(v))
+        };
+        if let Some(v) = find(&shard.lock()) {
+            return v;
+        }
+        let made = make();
+        let mut s = shard.lock();
+        if let Some(v) = find(&s) {
+            return v;
+        }
+        s.map.entry(h).or_default().push(Arc::downgrade(&made));
+        s.len += 1;
+        if s.len >= s.sweep_at {
+            s.map.retain(|_, b| {
+                b.retain(|w| w.strong_count() > 0);
+                !b.is_empty()
+            });
+            s.len = s.map.values().map(Vec::len).sum();
+            s.sweep_at = (s.len * 2).max(64);
+        }
+        made
+    }
+}
+
+fn fx_hash<T: Hash + ?Sized>(v: &T) -> u64 {
+    let mut h = FxHasher::default();
+    v.hash(&mut h);
+    h.finish()
+}
+
+static STRINGS: LazyLock<WeakPool<str>> = LazyLock::new(WeakPool::new);
+
+/// Well-known strings, handed out without touching the pools.
+static COMMON: LazyLock<Vec<Atom>> = LazyLock::new(|| {
+    [
+        "", "dubbo", "tri", "consumer", "provider", "providers", "consumers", "routers",
+        "configurators", "empty", "override", "absent", "route", "true", "false", "0", "1",
+        "timestamp", "pid", "ipv6", "interface", "version", "group", "category", "side",
+        "application", "methods", "anyhost", "dynamic", "enabled", "weight", "0.0.0.0",
+        "zookeeper", "nacos", "memory", "mock", "check",
+    ]
+    .into_iter()
+    .map(Atom::from)
+    .collect()
+});
+
+/// Returns the shared atom for `s`, creating it if no live URL holds one.
+pub(crate) fn intern(s: &str) -> Atom {
+    if s.len() <= 13 {
+        if let Some(a) = COMMON.iter().find(|a| &***a == s) {
+            return a.clone();
+        }
+    }
+    STRINGS.get_or_insert(fx_hash(s), |a| a == s, || Atom::from(s))
+}
+
+/// A sorted (by key), de-duplicated list of parameters shared between URLs.
+#[derive(Debug)]
+pub(crate) struct ParamTable {
+    pub(crate) entries: Box<[(Atom, Atom)]>,
+}
+
+static TABLES: LazyLock<WeakPool<ParamTable>> = LazyLock::new(WeakPool::new);
+
+static EMPTY_TABLE: LazyLock<Arc<ParamTable>> =
+    LazyLock::new(|| Arc::new(ParamTable { entries: Box::new([]) }));
+
+/// Returns the shared table equal to `entries` (sorted by key, unique keys).
+pub(crate) fn intern_table(entries: &[(&str, &str)]) -> Arc<ParamTable> {
+    if entries.is_empty() {
+        return EMPTY_TABLE.clone();
+    }
+    let mut h = FxHasher::default();
+    for (k, v) in entries {
+        k.hash(&mut h);
+        v.hash(&mut h);
+    }
+    let same = |t: &ParamTable| {
+        t.entries.len() == entries.len()
+            && t.entries.iter().zip(entries).all(|((a, b), (c, d))| &**a == *c && &**b == *d)
+    };
+    TABLES.get_or_insert(h.finish(), same, || {
+        Arc::new(ParamTable {
+            entries: entries.iter().map(|(k, v)| (intern(k), Atom::from(*v))).collect(),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_shared() {
+        let a = intern("com.example.SomeLongServiceName");
+        let b = intern("com.example.SomeLongServiceName");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(Arc::ptr_eq(&intern("dubbo"), &intern("dubbo")));
+    }
+
+    #[test]
+    fn tables_are_shared() {
+        let t1 = intern_table(&[("a", "1"), ("b", "2")]);
+        let t2 = intern_table(&[("a", "1"), ("b", "2")]);
+        let t3 = intern_table(&[("a", "1"), ("b", "3")]);
+        assert!(Arc::ptr_eq(&t1, &t2));
+        assert!(!Arc::ptr_eq(&t1, &t3));
+    }
+}

@@ -1,0 +1,1 @@
+//! registry-zk (placeholder)
