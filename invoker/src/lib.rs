@@ -1,1 +1,26 @@
-//! invoker (placeholder)
+//! # invoker
+//!
+//! The consumer's call path, fed by a registry subscription:
+//!
+//! ```text
+//! Subscription --> RegistryDirectory (diff, reuse invokers, configurators, routers, snapshot)
+//!   --> MockClusterInvoker --> cluster strategy --> LoadBalance --> filters --> Invoker
+//! ```
+//!
+//! - [`rpc`]: the call model ([`rpc::Invocation`], [`rpc::Invoker`], [`rpc::InvokerFactory`],
+//!   [`rpc::RpcError`] with Dubbo's codes);
+//! - [`directory`]: [`directory::Directory`] and the registry-fed directory with its
+//!   immutable per-method snapshot;
+//! - [`cluster`]: failover, failfast, failsafe, failback, forking, broadcast, available;
+//! - [`mock`]: force/fail mock decisions and mock values;
+//! - [`loadbalance`]: random, roundrobin, leastactive, shortestresponse, consistenthash, p2c;
+//! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future.
+
+pub mod cluster;
+pub mod directory;
+pub mod filter;
+pub mod invoker_set;
+pub mod loadbalance;
+pub mod mock;
+pub mod rpc;
+pub mod status;

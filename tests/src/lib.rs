@@ -1,1 +1,73 @@
-//! Shared helpers for the integration tests (placeholder).
+//! Shared helpers for the integration tests in `tests/tests/`, which run against real
+//! ZooKeeper and Nacos-compatible servers started by `scripts/test-all.sh`.
+//!
+//! Server addresses come from the environment (`DUBBO_TEST_ZK`, `DUBBO_TEST_NACOS`, ...).
+//! When one is missing a plain `cargo test` skips the test with a loud message; with
+//! `DUBBO_TEST_REQUIRE_SERVERS=1` (set by the test script and so by CI) a missing server is a
+//! failure.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// True when servers are required (the README's test command sets this).
+pub fn servers_required() -> bool {
+    std::env::var("DUBBO_TEST_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
+}
+
+/// The address in env var `var`, or `None` after a loud skip message. Panics when servers
+/// are required and the variable is missing.
+pub fn server_addr(var: &str, test: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => Some(v),
+        _ => {
+            if servers_required() {
+                panic!("{test}: {var} is not set but DUBBO_TEST_REQUIRE_SERVERS=1");
+            }
+            eprintln!(
+                "\n*** SKIPPED {test}: {var} is not set. Run scripts/test-all.sh to test against \
+                 real servers. ***\n"
+            );
+            None
+        }
+    }
+}
+
+/// ZooKeeper standalone address (`DUBBO_TEST_ZK`).
+pub fn zk_addr(test: &str) -> Option<String> {
+    server_addr("DUBBO_TEST_ZK", test)
+}
+
+/// Nacos address without auth (`DUBBO_TEST_NACOS`).
+pub fn nacos_addr(test: &str) -> Option<String> {
+    server_addr("DUBBO_TEST_NACOS", test)
+}
+
+/// A name unique to this process and call, for ZooKeeper roots and Nacos namespaces/groups.
+pub fn unique(prefix: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!("{prefix}-{}-{t}-{n}", std::process::id())
+}
+
+/// Polls `check` until it returns `Some` or `deadline` passes (then panics with `what`).
+pub async fn eventually<T, F, Fut>(what: &str, deadline: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        if start.elapsed() > deadline {
+            panic!("timed out after {deadline:?} waiting for: {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

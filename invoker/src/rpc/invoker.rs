@@ -1,0 +1,47 @@
+//! The `Invoker` trait (the user's transport) and the factory that makes one per provider.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use registry_core::Url;
+
+use super::{Invocation, RpcError, RpcResponse};
+
+/// The result of one call.
+pub type RpcResult = Result<RpcResponse, RpcError>;
+
+/// Something that can perform a call: a connection to one provider, or a whole cluster.
+///
+/// Implementations must be cheap to call concurrently. `invoke` futures may be dropped
+/// (cancelled) at any await point.
+#[async_trait]
+pub trait Invoker: Send + Sync + Debug {
+    /// The URL this invoker serves: for a provider, the merged provider URL the consumer sees.
+    fn url(&self) -> &Url;
+
+    /// False when the invoker knows it cannot serve (connection down, destroyed).
+    fn is_available(&self) -> bool {
+        true
+    }
+
+    /// Performs the call.
+    async fn invoke(&self, invocation: &Invocation) -> RpcResult;
+
+    /// Releases resources; called once when the directory retires this invoker (after its
+    /// in-flight calls finished or were dropped).
+    fn destroy(&self) {}
+}
+
+/// A shared invoker.
+pub type SharedInvoker = Arc<dyn Invoker>;
+
+/// Turns a provider URL into an invoker: this is where the user's transport plugs in.
+///
+/// The directory calls `refer` once per distinct provider URL and reuses the invoker while
+/// the URL is unchanged.
+pub trait InvokerFactory: Send + Sync + Debug {
+    /// Creates the invoker for a provider. An error skips this provider (logged), it does not
+    /// fail the whole notification.
+    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError>;
+}

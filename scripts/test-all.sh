@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# test-all.sh - the whole test suite on a fresh machine (Debian, root, Rust, Java 17):
+# installs and starts a real ZooKeeper (standalone + a 3-node ensemble) and real Nacos-compatible
+# servers (rnacos, built once into ~/.cargo/bin), runs `cargo test --workspace` with the servers
+# REQUIRED (a missing server fails the run), runs the conformance runner on ../shared vectors
+# when present, and stops the servers it started.
+#
+# Env: ZK_PORT (2181), NACOS_PORT (8848), NACOS_AUTH_PORT (8850), NACOS_SHORT_PORT (8852),
+#      ZK_ENSEMBLE_BASE (21810), TEST_ARGS (extra args for cargo test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
+
+ZK_PORT=${ZK_PORT:-2181}
+NACOS_PORT=${NACOS_PORT:-8848}
+NACOS_AUTH_PORT=${NACOS_AUTH_PORT:-8850}
+NACOS_SHORT_PORT=${NACOS_SHORT_PORT:-8852}
+ZK_ENSEMBLE_BASE=${ZK_ENSEMBLE_BASE:-21810}
+export ZK_STATE_DIR=${ZK_STATE_DIR:-/tmp/dubbo-rs-zk}
+export NACOS_STATE_DIR=${NACOS_STATE_DIR:-/tmp/dubbo-rs-nacos}
+
+log() { echo "test-all: $*"; }
+
+cleanup() {
+    log "stopping servers"
+    bash scripts/zk-server.sh ensemble-stop "$ZK_ENSEMBLE_BASE" >/dev/null 2>&1 || true
+    bash scripts/zk-server.sh stop >/dev/null 2>&1 || true
+    bash scripts/nacos-server.sh stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# Build first (and rnacos in parallel on a fresh machine: it takes ~12 minutes).
+log "starting ZooKeeper on 127.0.0.1:$ZK_PORT"
+ZK_FRESH=1 bash scripts/zk-server.sh start "$ZK_PORT"
+log "starting Nacos (rnacos) on 127.0.0.1:$NACOS_PORT"
+NACOS_FRESH=1 bash scripts/nacos-server.sh start "$NACOS_PORT"
+log "starting Nacos with open-API auth on 127.0.0.1:$NACOS_AUTH_PORT"
+NACOS_FRESH=1 RNACOS_ENABLE_OPEN_API_AUTH=true RNACOS_INIT_ADMIN_USERNAME=nacos \
+    RNACOS_INIT_ADMIN_PASSWORD=nacos bash scripts/nacos-server.sh start "$NACOS_AUTH_PORT"
+log "starting Nacos with short instance timeouts on 127.0.0.1:$NACOS_SHORT_PORT"
+NACOS_FRESH=1 RNACOS_NAMING_HEALTH_TIMEOUT_SECOND=1 RNACOS_NAMING_INSTANCE_TIMEOUT_SECOND=2 \
+    bash scripts/nacos-server.sh start "$NACOS_SHORT_PORT"
+
+export DUBBO_TEST_REQUIRE_SERVERS=1
+export DUBBO_TEST_ZK="127.0.0.1:$ZK_PORT"
+export DUBBO_TEST_ZK_ENSEMBLE_BASE="$ZK_ENSEMBLE_BASE"
+export DUBBO_TEST_NACOS="127.0.0.1:$NACOS_PORT"
+export DUBBO_TEST_NACOS_AUTH="127.0.0.1:$NACOS_AUTH_PORT"
+export DUBBO_TEST_NACOS_SHORT="127.0.0.1:$NACOS_SHORT_PORT"
+export DUBBO_TEST_SCRIPTS="$ROOT/scripts"
+
+log "cargo test --workspace"
+# shellcheck disable=SC2086
+cargo test --workspace ${TEST_ARGS:-}
+
+if [[ -f ../shared/conformance/dubbo-vectors-public.json ]]; then
+    log "conformance runner on ../shared/conformance"
+    for f in ../shared/conformance/*.json; do
+        cargo run -q -p cli --bin dubbo-registry -- conformance "$f"
+    done
+else
+    log "no ../shared/conformance: skipping the conformance runner"
+fi
+log "all tests passed"
