@@ -27,3 +27,5 @@ pub trait Directory: Send + Sync + Debug {
     /// False when destroyed or forbidden; otherwise true if any invoker is available.
     fn is_available(&self) -> bool;
 }
+
+pub mod static_directory;

@@ -1,0 +1,1 @@
+//! A fixed list of invokers (tests, multi-group sub-clusters). (Lands with the invoker issue.)

@@ -1,0 +1,1 @@
+//! (lands with the invoker issue)
