@@ -109,6 +109,7 @@ fn dispatch(kind: &str, subkind: &str, v: &Value) -> Outcome {
             "registry_directory" | "registry_notify" | "registry_retry" => {
                 directory::run(kind, subkind, v)
             }
+            "active_limit" => loadbalance::run(kind, subkind, v),
             _ => cluster::run(kind, subkind, v),
         },
         _ => Outcome::Skip(format!("unknown kind {kind:?}")),
