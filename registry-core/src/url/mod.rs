@@ -193,6 +193,12 @@ impl Url {
         Arc::ptr_eq(&a.inner, &b.inner)
     }
 
+    /// The address of the shared URL object: a cheap identity key for pointer-keyed maps
+    /// (equal for clones, see [`Url::ptr_eq`]). Only meaningful while a clone is held.
+    pub fn ptr_id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     // ----- parameters -----
 
     /// The raw value of a parameter.
