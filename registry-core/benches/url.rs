@@ -1,1 +1,3 @@
+//! URL benchmarks (criterion); see docs/bench/core.md.
+
 fn main() {}

@@ -29,6 +29,7 @@ pub mod matching;
 pub mod memory;
 pub mod notify;
 pub mod registry;
+pub mod retry;
 pub mod subscription;
 pub mod url;
 

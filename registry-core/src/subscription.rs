@@ -63,10 +63,24 @@ struct Shared {
     publishers: AtomicUsize,
     /// Cancelled when the subscription is dropped.
     unsubscribed: CancellationToken,
+    /// Called (outside the lock) after each queued notification; used by the failback layer
+    /// to schedule a debounced cache-file save off the notify path.
+    on_publish: Option<PublishHook>,
 }
+
+/// A cheap callback run after every queued notification (it must not block).
+pub type PublishHook = Arc<dyn Fn() + Send + Sync>;
 
 /// Creates a connected publisher / subscription pair for `consumer`.
 pub fn channel(consumer: Url) -> (Publisher, Subscription) {
+    channel_with_hook(consumer, None)
+}
+
+/// Like [`channel`], with a hook called after every queued notification.
+pub fn channel_with_hook(
+    consumer: Url,
+    on_publish: Option<PublishHook>,
+) -> (Publisher, Subscription) {
     let shared = Arc::new(Shared {
         state: Mutex::new(State {
             pending: VecDeque::new(),
@@ -76,9 +90,13 @@ pub fn channel(consumer: Url) -> (Publisher, Subscription) {
         }),
         unsubscribed: CancellationToken::new(),
         publishers: AtomicUsize::new(1),
+        on_publish,
     });
     (
-        Publisher { shared: shared.clone(), consumer: consumer.clone() },
+        Publisher {
+            shared: shared.clone(),
+            consumer: consumer.clone(),
+        },
         Subscription { shared, consumer },
     )
 }
@@ -135,7 +153,10 @@ impl Publisher {
                 }
                 None => {
                     let c: Arc<str> = Arc::from(category);
-                    st.last.push(Notification { category: c.clone(), urls: urls.clone() });
+                    st.last.push(Notification {
+                        category: c.clone(),
+                        urls: urls.clone(),
+                    });
                     c
                 }
             };
@@ -148,13 +169,29 @@ impl Publisher {
         if let Some(w) = waker {
             w.wake();
         }
+        if let Some(h) = &self.shared.on_publish {
+            h();
+        }
         true
+    }
+
+    /// The last list published for every category, in the order categories first appeared.
+    pub fn last_all(&self) -> Vec<Notification> {
+        self.shared.state.lock().last.clone()
     }
 
     /// The last list published for `category`, if any.
     pub fn last(&self, category: &str) -> Option<Arc<[Url]>> {
         let st = self.shared.state.lock();
-        st.last.iter().find(|n| &*n.category == category).map(|n| n.urls.clone())
+        st.last
+            .iter()
+            .find(|n| &*n.category == category)
+            .map(|n| n.urls.clone())
+    }
+
+    /// True when both publishers feed the same subscription.
+    pub fn same_channel(a: &Publisher, b: &Publisher) -> bool {
+        Arc::ptr_eq(&a.shared, &b.shared)
     }
 
     /// True once the subscription has been dropped.
@@ -176,7 +213,10 @@ impl Publisher {
 impl Clone for Publisher {
     fn clone(&self) -> Self {
         self.shared.publishers.fetch_add(1, Ordering::Relaxed);
-        Publisher { shared: self.shared.clone(), consumer: self.consumer.clone() }
+        Publisher {
+            shared: self.shared.clone(),
+            consumer: self.consumer.clone(),
+        }
     }
 }
 
@@ -198,7 +238,9 @@ impl Drop for Publisher {
 
 impl fmt::Debug for Publisher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Publisher").field("consumer", &self.consumer.to_string()).finish()
+        f.debug_struct("Publisher")
+            .field("consumer", &self.consumer.to_string())
+            .finish()
     }
 }
 
@@ -259,7 +301,9 @@ impl Drop for Subscription {
 
 impl fmt::Debug for Subscription {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Subscription").field("consumer", &self.consumer.to_string()).finish()
+        f.debug_struct("Subscription")
+            .field("consumer", &self.consumer.to_string())
+            .finish()
     }
 }
 

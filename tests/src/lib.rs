@@ -6,6 +6,8 @@
 //! `DUBBO_TEST_REQUIRE_SERVERS=1` (set by the test script and so by CI) a missing server is a
 //! failure.
 
+pub mod contract;
+
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

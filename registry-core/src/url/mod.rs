@@ -472,7 +472,7 @@ impl Url {
     /// A copy with all of `params` set (replacing existing values).
     pub fn with_params<'a>(&self, params: impl IntoIterator<Item = (&'a str, &'a str)>) -> Url {
         let mut all: Vec<(&str, &str)> = self.params().collect();
-        all.extend(params.into_iter().map(|(k, v)| (k, v)));
+        all.extend(params.into_iter().map(|(k, v): (&str, &str)| (k, v)));
         sort_dedup_last(&mut all);
         Url::from_sorted(self.parts(), &all)
     }
