@@ -1,1 +1,44 @@
-//! registry-zk (placeholder)
+//! # registry-zk
+//!
+//! The ZooKeeper backend of the Dubbo-compatible subscription engine (fact sheet §4). It sits
+//! at the start of the flow:
+//!
+//! ```text
+//! ZooKeeper --(persistent recursive watches)--> ZkBackend --> FailbackRegistry
+//!   --subscribe--> ordered per-category full lists (empty:// for none) --> invoker::RegistryDirectory
+//! ```
+//!
+//! ## Contract
+//! - **Layout exactly as Dubbo** ([`paths`]): `<root>/<URL.encode(interface)>/<category>/
+//!   <URL.encode(url.to_full_string())>`, root from the registry URL's `group` (default
+//!   `/dubbo`); parents persistent, registrations ephemeral unless `dynamic=false`; registering
+//!   replaces a node left by a dead session.
+//! - **Subscribe**: one persistent recursive watch per category path, added **before** the
+//!   initial plain `getChildren`; `NodeCreated`/`NodeDeleted` events are applied incrementally to
+//!   a per-path [`children::ChildSet`] that reuses the parsed `Url` of unchanged children, so one
+//!   change among 50k providers costs one parse plus one list publish. Bursts coalesce.
+//!   Children are converted as Dubbo 3.3 does (§4.4) except that the provider's `timestamp` and
+//!   `pid` are kept (divergence `zk-keep-timestamp`), and notifications are immediate
+//!   (divergence `zk-notify-immediately`). Interface `*` watches the root for new services.
+//! - **Connection trouble never blanks a list.** On every reconnect the persistent watches are
+//!   added again (zookeeper-client 0.11.2 does not re-send them) and every path is re-listed;
+//!   only real changes are published. After session expiry a new session is opened,
+//!   registrations are re-created, [`ZkBackend`]'s `session_generation` increases (the failback
+//!   layer re-registers too; both are idempotent) and subscriptions re-sync.
+//! - Dropping or destroying the registry, or dropping a subscription, stops its tasks.
+
+mod aggregate;
+mod backend;
+pub mod children;
+pub mod config;
+mod error;
+pub mod paths;
+mod registry;
+mod session;
+pub mod testing;
+mod watch;
+
+pub use backend::ZkBackend;
+pub use config::ZkConfig;
+pub use error::{Result, ZkError};
+pub use registry::ZookeeperRegistry;

@@ -1,0 +1,229 @@
+//! The connection supervisor: one ZooKeeper session at a time, its state published to every
+//! watch task, a new session after expiry.
+//!
+//! [`ConnState::epoch`] increases on every `SyncConnected` (a reconnect of the same session or
+//! a new session): watch tasks then re-add their persistent watch (zookeeper-client 0.11.2
+//! does not re-send persistent watches after a reconnect) and re-list. [`ConnState::session_gen`]
+//! increases only with a new session: ephemeral registrations are gone and are re-created.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use zookeeper_client::{Acls, Client, CreateMode, SessionState};
+
+use crate::config::ZkConfig;
+use crate::error::{Result, ZkError};
+
+/// What watch tasks see of the connection.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ConnState {
+    /// The current session's client; `None` while no session exists.
+    pub client: Option<Client>,
+    /// Increases with every new session.
+    pub session_gen: u64,
+    /// Increases with every (re)connect.
+    pub epoch: u64,
+    /// True between `SyncConnected` and the next `Disconnected`/expiry.
+    pub connected: bool,
+}
+
+/// State shared by the backend, its supervisor and its watch tasks.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub cfg: ZkConfig,
+    pub conn: watch::Sender<ConnState>,
+    pub generation: watch::Sender<u64>,
+    /// Registered znodes (path → ephemeral), re-created after reconnects and new sessions.
+    pub registered: Mutex<BTreeMap<String, bool>>,
+    pub cancel: CancellationToken,
+}
+
+impl Shared {
+    pub fn acls(&self) -> Acls<'static> {
+        if self.cfg.digest().is_some() {
+            Acls::creator_all()
+        } else {
+            Acls::anyone_all()
+        }
+    }
+
+    /// The current client when connected.
+    pub fn client(&self) -> Result<Client> {
+        if self.cancel.is_cancelled() {
+            return Err(ZkError::Destroyed);
+        }
+        let st = self.conn.borrow();
+        match (&st.client, st.connected) {
+            (Some(c), true) => Ok(c.clone()),
+            _ => Err(ZkError::NotConnected {
+                address: self.cfg.connect_string.clone(),
+                timeout_ms: 0,
+            }),
+        }
+    }
+}
+
+/// Opens a session (bounded by the connect timeout).
+pub(crate) async fn open_session(cfg: &ZkConfig) -> Result<Client> {
+    let mut c = Client::connector().with_session_timeout(cfg.session_timeout);
+    if let Some(d) = cfg.digest() {
+        c = c.with_auth("digest", d.as_bytes());
+    }
+    let not_connected = || ZkError::NotConnected {
+        address: cfg.connect_string.clone(),
+        timeout_ms: cfg.connect_timeout.as_millis() as u64,
+    };
+    match tokio::time::timeout(cfg.connect_timeout, c.connect(&cfg.connect_string)).await {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "zookeeper connect failed");
+            Err(not_connected())
+        }
+        Err(_) => Err(not_connected()),
+    }
+}
+
+/// Creates (or replaces) one registration znode with the current client.
+///
+/// A node left by a dead session is deleted and re-created; a node this session already owns,
+/// or an existing persistent node, is kept.
+pub(crate) async fn create_node(shared: &Shared, path: &str, ephemeral: bool) -> Result<()> {
+    let client = shared.client()?;
+    let acls = shared.acls();
+    let mode = if ephemeral { CreateMode::Ephemeral } else { CreateMode::Persistent };
+    let opts = mode.with_acls(acls.clone());
+    for _ in 0..3 {
+        match client.create(path, &[], &opts).await {
+            Ok(_) => return Ok(()),
+            Err(zookeeper_client::Error::NoNode) => {
+                let parent = &path[..path.rfind('/').unwrap_or(0)];
+                if !parent.is_empty() {
+                    client
+                        .mkdir(parent, &CreateMode::Persistent.with_acls(acls.clone()))
+                        .await
+                        .map_err(|e| ZkError::op("mkdir", parent, e))?;
+                }
+            }
+            Err(zookeeper_client::Error::NodeExists) => {
+                if !ephemeral {
+                    return Ok(());
+                }
+                match client.check_stat(path).await {
+                    Ok(Some(stat)) if stat.ephemeral_owner == client.session_id().0 => {
+                        return Ok(())
+                    }
+                    Ok(Some(_)) => match client.delete(path, None).await {
+                        Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
+                        Err(e) => return Err(ZkError::op("delete", path, e)),
+                    },
+                    Ok(None) => {}
+                    Err(e) => return Err(ZkError::op("stat", path, e)),
+                }
+            }
+            Err(e) => return Err(ZkError::op("create", path, e)),
+        }
+    }
+    Err(ZkError::op("create", path, zookeeper_client::Error::NodeExists))
+}
+
+/// Re-creates every registration (idempotent: nodes this session owns are kept).
+async fn restore_registrations(shared: Arc<Shared>) {
+    let all: Vec<(String, bool)> =
+        shared.registered.lock().iter().map(|(p, e)| (p.clone(), *e)).collect();
+    for (path, ephemeral) in all {
+        if !shared.registered.lock().contains_key(&path) {
+            continue;
+        }
+        if let Err(e) = create_node(&shared, &path, ephemeral).await {
+            tracing::warn!(error = %e, "re-registration failed; retried on the next reconnect");
+        }
+    }
+}
+
+/// Installs a fresh session's client and announces it.
+pub(crate) fn install(shared: &Shared, client: Client) {
+    let mut gen = 0;
+    shared.conn.send_modify(|st| {
+        st.client = Some(client);
+        st.session_gen += 1;
+        st.epoch += 1;
+        st.connected = true;
+        gen = st.session_gen;
+    });
+    shared.generation.send_replace(gen);
+}
+
+/// Follows the session state until the backend is destroyed.
+pub(crate) async fn supervise(shared: Arc<Shared>) {
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        let client = shared.conn.borrow().client.clone();
+        let Some(client) = client else {
+            // No session: open one, retrying with backoff.
+            let r = tokio::select! {
+                _ = shared.cancel.cancelled() => return,
+                r = open_session(&shared.cfg) => r,
+            };
+            match r {
+                Ok(c) => {
+                    tracing::info!(session = %c.session_id(), "zookeeper session established");
+                    backoff = Duration::from_millis(200);
+                    install(&shared, c);
+                    tokio::spawn(restore_registrations(shared.clone()));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "zookeeper session not established; retrying");
+                    tokio::select! {
+                        _ = shared.cancel.cancelled() => return,
+                        _ = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            }
+            continue;
+        };
+        let mut states = client.state_watcher();
+        drop(client);
+        // A state change may have happened before the watcher existed.
+        let mut st = states.peek_state();
+        let mut observed = false;
+        loop {
+            match st {
+                SessionState::SyncConnected | SessionState::ConnectedReadOnly => {
+                    // Every observed SyncConnected is a reconnect (a Disconnected in between
+                    // may have been coalesced away); the state seen at install time is not.
+                    if observed || !shared.conn.borrow().connected {
+                        tracing::info!("zookeeper connected");
+                        shared.conn.send_modify(|s| {
+                            s.connected = true;
+                            s.epoch += 1;
+                        });
+                        tokio::spawn(restore_registrations(shared.clone()));
+                    }
+                }
+                SessionState::Disconnected => {
+                    tracing::warn!("zookeeper disconnected; keeping the last lists");
+                    shared.conn.send_modify(|s| s.connected = false);
+                }
+                SessionState::Expired | SessionState::AuthFailed => {
+                    tracing::warn!(state = %st, "zookeeper session lost; opening a new one");
+                    shared.conn.send_modify(|s| {
+                        s.client = None;
+                        s.connected = false;
+                    });
+                    break;
+                }
+                SessionState::Closed => return,
+            }
+            st = tokio::select! {
+                _ = shared.cancel.cancelled() => return,
+                s = states.changed() => s,
+            };
+            observed = true;
+        }
+    }
+}

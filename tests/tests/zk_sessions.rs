@@ -1,0 +1,199 @@
+//! ZooKeeper failure handling against real servers: forced session expiry, `kill -9` of a
+//! standalone server and restart (on its own port, never the shared one), and losing the
+//! leader of a 3-node ensemble. The subscriber must never see an empty push caused by the
+//! failure, and must converge afterwards.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use registry_core::{Registry, Url};
+use registry_zk::ZookeeperRegistry;
+use tests::contract::{consumer_url, provider_url, Watch};
+
+const T: Duration = Duration::from_secs(30);
+
+fn consumer(iface: &str) -> Url {
+    consumer_url(iface, "providers,configurators,routers", "")
+}
+
+fn registry_url(connect: &str, root: &str, session_ms: u64) -> Url {
+    let (first, rest) = connect.split_once(',').unwrap_or((connect, ""));
+    let backup = if rest.is_empty() { String::new() } else { format!("&backup={rest}") };
+    Url::parse(&format!(
+        "zookeeper://{first}?group={root}&timeout=15000&session={session_ms}{backup}"
+    ))
+    .unwrap()
+}
+
+/// Asserts no providers notification so far was `empty://`.
+fn assert_never_empty(w: &Watch, what: &str) {
+    assert!(!w.is_empty_marker("providers"), "{what}: providers went empty");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zk_session_expiry_restores_registrations_and_subscriptions() {
+    let Some(addr) = tests::zk_addr("zk_session_expiry") else { return };
+    let root = tests::unique("zk-expiry");
+    let url = registry_url(&addr, &root, 10_000);
+    let iface = "org.zk.Expiry";
+    let p = ZookeeperRegistry::connect(&url).await.unwrap();
+    let c = ZookeeperRegistry::connect(&url).await.unwrap();
+    let other = ZookeeperRegistry::connect(&url).await.unwrap();
+    let a = provider_url(iface, 20001, "");
+    p.register(&a).await.unwrap();
+    let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1).await;
+
+    // Expire the provider's session: its node vanishes, then comes back with the new session.
+    let gen = *p.backend_generation().borrow();
+    let old = p.backend().session_id();
+    registry_zk::testing::expire_session(&addr, p.backend().session_info().unwrap())
+        .await
+        .unwrap();
+    tests::eventually("provider got a new session", T, || async {
+        (p.backend().session_id() != old && *p.backend_generation().borrow() > gen).then_some(())
+    })
+    .await;
+    w.until("provider A re-registered", T, |w| {
+        w.addresses("providers").contains("127.0.0.1:20001")
+    })
+    .await;
+
+    // Expire the consumer's session and register B meanwhile: no update may be lost.
+    let old = c.backend().session_id();
+    registry_zk::testing::expire_session(&addr, c.backend().session_info().unwrap())
+        .await
+        .unwrap();
+    let b = provider_url(iface, 20002, "");
+    other.register(&b).await.unwrap();
+    tests::eventually("consumer got a new session", T, || async {
+        (c.backend().session_id() != old && c.backend().session_id() != 0).then_some(())
+    })
+    .await;
+    w.until("A and B after consumer expiry", T, |w| w.addresses("providers").len() == 2).await;
+    let d = provider_url(iface, 20003, "");
+    other.register(&d).await.unwrap();
+    w.until("D after expiry (watch re-established)", T, |w| w.addresses("providers").len() == 3)
+        .await;
+}
+
+trait Generation {
+    fn backend_generation(&self) -> tokio::sync::watch::Receiver<u64>;
+}
+impl Generation for ZookeeperRegistry {
+    fn backend_generation(&self) -> tokio::sync::watch::Receiver<u64> {
+        use registry_core::RegistryBackend;
+        self.backend().session_generation().unwrap()
+    }
+}
+
+fn script() -> Option<PathBuf> {
+    std::env::var("DUBBO_TEST_SCRIPTS").ok().map(|d| PathBuf::from(d).join("zk-server.sh"))
+}
+
+fn zk_script(args: &[&str]) -> String {
+    let s = script().expect("DUBBO_TEST_SCRIPTS");
+    let out = Command::new("bash").arg(&s).args(args).output().expect("run zk-server.sh");
+    assert!(
+        out.status.success(),
+        "zk-server.sh {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn kill9(port: u16) {
+    let dir = std::env::var("ZK_STATE_DIR").unwrap_or_else(|_| "/tmp/zk-server".into());
+    let pid = std::fs::read_to_string(format!("{dir}/{port}/zk.pid")).expect("pid file");
+    let st = Command::new("kill").args(["-9", pid.trim()]).status().unwrap();
+    assert!(st.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zk_kill9_and_restart_never_pushes_empty() {
+    let Some(_) = tests::zk_addr("zk_kill9") else { return };
+    if script().is_none() {
+        eprintln!("*** SKIPPED zk_kill9: DUBBO_TEST_SCRIPTS is not set ***");
+        return;
+    }
+    const PORT: u16 = 2191;
+    zk_script(&["start", &PORT.to_string()]);
+    let addr = format!("127.0.0.1:{PORT}");
+    let root = tests::unique("zk-kill9");
+    let url = registry_url(&addr, &root, 30_000);
+    let iface = "org.zk.Kill9";
+    let p = ZookeeperRegistry::connect(&url).await.unwrap();
+    let c = ZookeeperRegistry::connect(&url).await.unwrap();
+    let a = provider_url(iface, 20001, "");
+    p.register(&a).await.unwrap();
+    let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1).await;
+
+    kill9(PORT);
+    tests::eventually("consumer sees the outage", T, || async {
+        (!c.is_available()).then_some(())
+    })
+    .await;
+    // While down: nothing may blank the list.
+    let _ = tokio::time::timeout(Duration::from_secs(2), w.until("nothing", T, |_| false)).await;
+    assert_never_empty(&w, "while down");
+    zk_script(&["start", &PORT.to_string()]);
+    let epoch = c.backend().connection_epoch();
+    tests::eventually("consumer reconnected", T, || async {
+        (c.is_available() && c.backend().connection_epoch() > epoch.saturating_sub(1)).then_some(())
+    })
+    .await;
+    let b = provider_url(iface, 20002, "");
+    tests::eventually("register B after restart", T, || async { p.register(&b).await.ok() }).await;
+    let deadline = Instant::now() + T;
+    while w.addresses("providers").len() != 2 {
+        assert!(Instant::now() < deadline, "no convergence after restart: {w:?}");
+        let _ = tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
+        assert_never_empty(&w, "after restart");
+    }
+    assert_never_empty(&w, "end");
+    p.destroy().await;
+    c.destroy().await;
+    zk_script(&["stop", &PORT.to_string()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zk_ensemble_survives_losing_its_leader() {
+    let Some(_) = tests::zk_addr("zk_ensemble") else { return };
+    let Some(base) = tests::server_addr("DUBBO_TEST_ZK_ENSEMBLE_BASE", "zk_ensemble") else {
+        return;
+    };
+    if script().is_none() {
+        eprintln!("*** SKIPPED zk_ensemble: DUBBO_TEST_SCRIPTS is not set ***");
+        return;
+    }
+    let out = zk_script(&["ensemble-start", "3", &base]);
+    let connect = out.lines().last().unwrap().trim().to_owned();
+    let root = tests::unique("zk-ensemble");
+    let url = registry_url(&connect, &root, 20_000);
+    let iface = "org.zk.Ensemble";
+    let p = ZookeeperRegistry::connect(&url).await.unwrap();
+    let c = ZookeeperRegistry::connect(&url).await.unwrap();
+    let a = provider_url(iface, 20001, "");
+    p.register(&a).await.unwrap();
+    let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1).await;
+
+    let leader = zk_script(&["leader", &base, "30"]).trim().to_owned();
+    zk_script(&["member-kill", &leader]);
+    let b = provider_url(iface, 20002, "");
+    tests::eventually("register B after leader loss", Duration::from_secs(60), || async {
+        p.register(&b).await.ok()
+    })
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while w.addresses("providers").len() != 2 {
+        assert!(Instant::now() < deadline, "no convergence after leader loss: {w:?}");
+        let _ = tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
+        assert_never_empty(&w, "after leader loss");
+    }
+    p.destroy().await;
+    c.destroy().await;
+    zk_script(&["member-start", &leader]);
+}
