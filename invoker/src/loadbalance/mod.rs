@@ -1,34 +1,327 @@
 //! Load balancers (§10): pure, seedable pickers over an [`InvokerSet`].
+//!
+//! | name | algorithm | cost per select |
+//! |---|---|---|
+//! | `random` (default) | weighted random over precomputed cumulative weights | O(log n) |
+//! | `roundrobin` | smooth weighted round robin, state per service key + method | O(n) |
+//! | `leastactive` | fewest active calls, weighted random among ties | O(n) |
+//! | `shortestresponse` | lowest (avg succeeded elapsed × (active+1)) in a sliding window | O(n) |
+//! | `consistenthash` | ketama MD5 ring, 160 virtual nodes, `hash.arguments` | O(log n) + MD5 |
+//! | `p2c` | power of two choices on (active+1) × latency / weight | O(1) |
+//!
+//! All of them read weights, identities and counters that [`InvokerSet`] precomputed, draw
+//! random numbers from a thread-local generator (or a seeded one for tests) and allocate
+//! nothing per select in steady state. Balancers with state (round robin, consistent hash) keep
+//! it per `firstInvoker.serviceKey + method`, like Dubbo; [`by_name`] hands out one shared
+//! instance per name, as Dubbo's extension loader does.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::fmt::Debug;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, LazyLock};
 
-use crate::invoker_set::InvokerSet;
+use parking_lot::{Mutex, RwLock};
+use rustc_hash::FxHashMap;
+
+use crate::invoker_set::{now_ms, InvokerSet, StaticWeights};
 use crate::rpc::Invocation;
+
+mod consistent_hash;
+mod java_string;
+mod least_active;
+mod p2c;
+mod random;
+mod round_robin;
+mod shortest_response;
+
+pub use consistent_hash::{ceiling, key_hash, ring_points, ConsistentHashLoadBalance, DEFAULT_REPLICAS};
+pub use java_string::{java_string_value, write_java_string_value};
+pub use least_active::LeastActiveLoadBalance;
+pub use p2c::P2cLoadBalance;
+pub use random::RandomLoadBalance;
+pub use round_robin::{RoundRobinLoadBalance, RECYCLE_PERIOD_MS};
+pub use shortest_response::{ShortestResponseLoadBalance, DEFAULT_SLIDE_PERIOD_MS};
 
 /// Picks one invoker of a set. Must not allocate in steady state.
 pub trait LoadBalance: Send + Sync + Debug {
     /// The index of the chosen invoker; `None` only for an empty set. A set of one returns 0
     /// without running the algorithm.
     fn select(&self, set: &InvokerSet, invocation: &Invocation) -> Option<usize>;
-}
 
-/// The load balancer for a `loadbalance` name (`random` when unknown).
-///
-/// (Initial uniform picker; the real balancers land with the invoker issue.)
-pub fn by_name(_name: &str) -> Arc<dyn LoadBalance> {
-    Arc::new(Uniform)
-}
+    /// The `loadbalance` name of this balancer.
+    fn name(&self) -> &'static str {
+        "custom"
+    }
 
-#[derive(Debug)]
-struct Uniform;
-
-impl LoadBalance for Uniform {
-    fn select(&self, set: &InvokerSet, _invocation: &Invocation) -> Option<usize> {
-        match set.len() {
-            0 => None,
-            1 => Some(0),
-            n => Some(fastrand::usize(..n)),
+    /// Selects among the invokers for which `excluded(i)` is false (a cluster's reselect:
+    /// Dubbo runs the balancer on the list of not-yet-tried invokers). `None` when every
+    /// invoker is excluded. Allocates a candidate list: this is the rare path.
+    fn select_excluding(
+        &self,
+        set: &InvokerSet,
+        invocation: &Invocation,
+        excluded: &dyn Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let candidates: Vec<usize> = (0..set.len()).filter(|&i| !excluded(i)).collect();
+        if candidates.len() == set.len() {
+            return self.select(set, invocation);
         }
+        if candidates.len() <= 1 {
+            return candidates.first().copied();
+        }
+        let sub = set.subset(&candidates);
+        self.select(&sub, invocation).and_then(|i| candidates.get(i).copied())
+    }
+}
+
+/// The `loadbalance` names [`by_name`] knows.
+pub const NAMES: [&str; 6] =
+    ["random", "roundrobin", "leastactive", "shortestresponse", "consistenthash", "p2c"];
+
+static INSTANCES: LazyLock<[Arc<dyn LoadBalance>; 6]> = LazyLock::new(|| {
+    [
+        Arc::new(RandomLoadBalance::new()),
+        Arc::new(RoundRobinLoadBalance::new()),
+        Arc::new(LeastActiveLoadBalance::new()),
+        Arc::new(ShortestResponseLoadBalance::new()),
+        Arc::new(ConsistentHashLoadBalance::new()),
+        Arc::new(P2cLoadBalance::new()),
+    ]
+});
+
+static WARNED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(|| Mutex::new(HashSet::new()));
+
+/// The shared load balancer for a `loadbalance` name; `random` (with a warning, once per name)
+/// when the name is unknown. Returns the same instance for the same name, so round-robin
+/// state and consistent-hash rings persist across calls; no allocation.
+pub fn by_name(name: &str) -> Arc<dyn LoadBalance> {
+    let i = NAMES.iter().position(|n| *n == name).unwrap_or_else(|| {
+        let mut w = WARNED.lock();
+        if !w.contains(name) {
+            tracing::warn!(loadbalance = name, "unknown load balancer, using random");
+            w.insert(name.to_owned());
+        }
+        0
+    });
+    INSTANCES[i].clone()
+}
+
+/// A fresh (unshared) load balancer for a name whose random choices follow `seed`: for tests
+/// and reproducible runs. Unknown names give random.
+pub fn seeded(name: &str, seed: u64) -> Arc<dyn LoadBalance> {
+    match name {
+        "roundrobin" => Arc::new(RoundRobinLoadBalance::new()),
+        "leastactive" => Arc::new(LeastActiveLoadBalance::seeded(seed)),
+        "shortestresponse" => Arc::new(ShortestResponseLoadBalance::seeded(seed)),
+        "consistenthash" => Arc::new(ConsistentHashLoadBalance::new()),
+        "p2c" => Arc::new(P2cLoadBalance::seeded(seed)),
+        _ => Arc::new(RandomLoadBalance::seeded(seed)),
+    }
+}
+
+/// The wall clock balancers read (`timestamp` warm-up, round-robin recycling, the
+/// shortest-response window). Tests use a manual clock.
+#[derive(Debug, Clone, Default)]
+pub enum Clock {
+    /// The system clock (epoch ms).
+    #[default]
+    System,
+    /// A clock that only moves when told to.
+    Manual(Arc<AtomicI64>),
+}
+
+impl Clock {
+    /// A manual clock starting at `start_ms`.
+    pub fn manual(start_ms: i64) -> Self {
+        Clock::Manual(Arc::new(AtomicI64::new(start_ms)))
+    }
+
+    /// Now, epoch ms.
+    pub fn now_ms(&self) -> i64 {
+        match self {
+            Clock::System => now_ms(),
+            Clock::Manual(t) => t.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Moves a manual clock forward (no effect on the system clock).
+    pub fn advance(&self, ms: i64) {
+        if let Clock::Manual(t) = self {
+            t.fetch_add(ms, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets a manual clock (no effect on the system clock).
+    pub fn set(&self, ms: i64) {
+        if let Clock::Manual(t) = self {
+            t.store(ms, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The random source of a balancer: the thread-local generator, or a seeded one.
+#[derive(Debug)]
+pub(crate) enum Rand {
+    Thread,
+    Seeded(Mutex<fastrand::Rng>),
+}
+
+impl Rand {
+    pub(crate) fn seeded(seed: u64) -> Self {
+        Rand::Seeded(Mutex::new(fastrand::Rng::with_seed(seed)))
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub(crate) fn below(&self, n: usize) -> usize {
+        match self {
+            Rand::Thread => fastrand::usize(..n),
+            Rand::Seeded(r) => r.lock().usize(..n),
+        }
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub(crate) fn below_i64(&self, n: i64) -> i64 {
+        match self {
+            Rand::Thread => fastrand::i64(0..n),
+            Rand::Seeded(r) => r.lock().i64(0..n),
+        }
+    }
+}
+
+/// Weights of one method as seen by one select: static (precomputed) or computed with
+/// warm-up at a fixed `now`.
+pub(crate) enum WeightView<'a> {
+    Static(&'a StaticWeights),
+    Dynamic { set: &'a InvokerSet, method: &'a str, now: i64 },
+}
+
+impl WeightView<'_> {
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> i32 {
+        match self {
+            WeightView::Static(w) => w.weights().get(i).copied().unwrap_or(0),
+            WeightView::Dynamic { set, method, now } => set.weight(i, method, *now),
+        }
+    }
+}
+
+/// Runs `f` with the weights of `method` at the clock's now (reading the clock only while some
+/// invoker may still be warming up).
+pub(crate) fn with_weights<R>(
+    set: &InvokerSet,
+    method: &str,
+    clock: &Clock,
+    f: impl FnOnce(WeightView<'_>) -> R,
+) -> R {
+    let mut now = None;
+    if set.weights_are_static(|| *now.get_or_insert_with(|| clock.now_ms())) {
+        set.with_static_weights(method, |w| f(WeightView::Static(w)))
+    } else {
+        let now = now.unwrap_or_else(|| clock.now_ms());
+        f(WeightView::Dynamic { set, method, now })
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Dubbo's "keep the minimum, then weighted random among the ties" (least active, shortest
+/// response). `key(i)` is the value to minimise. Uses a thread-local scratch buffer: no
+/// allocation once it has grown.
+pub(crate) fn pick_min_weighted<K: PartialOrd + Copy>(
+    n: usize,
+    key: impl Fn(usize) -> K,
+    weights: &WeightView<'_>,
+    rand: &Rand,
+) -> usize {
+    SCRATCH.with(|s| {
+        let Ok(mut ties) = s.try_borrow_mut() else {
+            // Re-entrant use (cannot happen in practice): fall back to the first minimum.
+            return (0..n).fold(0, |best, i| if key(i) < key(best) { i } else { best });
+        };
+        ties.clear();
+        let mut least: Option<K> = None;
+        let (mut total, mut first_weight, mut same) = (0i64, 0i32, true);
+        for i in 0..n {
+            let k = key(i);
+            let w = weights.get(i);
+            match least {
+                Some(l) if k > l => {}
+                Some(l) if k == l => {
+                    ties.push(u32::try_from(i).unwrap_or(u32::MAX));
+                    total += i64::from(w);
+                    if same && w != first_weight {
+                        same = false;
+                    }
+                }
+                _ => {
+                    least = Some(k);
+                    ties.clear();
+                    ties.push(u32::try_from(i).unwrap_or(u32::MAX));
+                    total = i64::from(w);
+                    first_weight = w;
+                    same = true;
+                }
+            }
+        }
+        if ties.len() == 1 {
+            return ties[0] as usize;
+        }
+        if !same && total > 0 {
+            let mut offset = rand.below_i64(total);
+            for &i in ties.iter() {
+                offset -= i64::from(weights.get(i as usize));
+                if offset < 0 {
+                    return i as usize;
+                }
+            }
+        }
+        ties[rand.below(ties.len().max(1))] as usize
+    })
+}
+
+/// Per-(service key, method) state of a balancer, found without allocating.
+#[derive(Debug)]
+pub(crate) struct KeyedCache<V> {
+    map: RwLock<FxHashMap<Arc<str>, FxHashMap<Box<str>, Arc<V>>>>,
+}
+
+impl<V> Default for KeyedCache<V> {
+    fn default() -> Self {
+        KeyedCache { map: RwLock::new(FxHashMap::default()) }
+    }
+}
+
+impl<V> KeyedCache<V> {
+    /// Runs `f` with the state of (`service_key`, `method`), creating it with `make`.
+    pub(crate) fn with<R>(
+        &self,
+        service_key: &Arc<str>,
+        method: &str,
+        make: impl FnOnce() -> V,
+        f: impl FnOnce(&V) -> R,
+    ) -> R {
+        {
+            let m = self.map.read();
+            if let Some(v) = m.get(&**service_key).and_then(|x| x.get(method)) {
+                return f(v);
+            }
+        }
+        let v = {
+            let mut m = self.map.write();
+            m.entry(service_key.clone())
+                .or_default()
+                .entry(Box::from(method))
+                .or_insert_with(|| Arc::new(make()))
+                .clone()
+        };
+        f(&v)
+    }
+
+    /// The state of (`service_key`, `method`) if it exists.
+    pub(crate) fn get(&self, service_key: &str, method: &str) -> Option<Arc<V>> {
+        self.map.read().get(service_key).and_then(|x| x.get(method)).cloned()
     }
 }

@@ -1,0 +1,224 @@
+//! `consistenthash` (§10.2): a ketama ring of MD5 virtual nodes per service key + method.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Weak};
+
+use arc_swap::ArcSwapOption;
+use md5::{Digest, Md5};
+use registry_core::url::comma_split;
+
+use super::{write_java_string_value, KeyedCache, LoadBalance};
+use crate::invoker_set::InvokerSet;
+use crate::rpc::{Invocation, Invoker};
+
+/// Dubbo's default `hash.nodes`.
+pub const DEFAULT_REPLICAS: i64 = 160;
+
+/// One ring: sorted `(hash, invoker index)` points.
+#[derive(Debug)]
+struct Ring {
+    content_hash: u64,
+    first: Option<Weak<dyn Invoker>>,
+    replicas: i64,
+    arguments: Box<[usize]>,
+    points: Box<[(u32, u32)]>,
+}
+
+/// Word `k` (0..4) of an MD5 digest, little-endian (Dubbo's ketama `hash(digest, k)`).
+fn word(d: &[u8], k: usize) -> u32 {
+    let b = &d[4 * k..4 * k + 4];
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// The points of one ring, as Dubbo's `TreeMap` holds them: every address contributes
+/// `replicas / 4` digests of `address + i`, 4 points each; a later point with the same hash
+/// replaces an earlier one.
+pub fn ring_points<'a>(addresses: impl IntoIterator<Item = &'a str>, replicas: i64) -> Vec<(u32, u32)> {
+    let per = usize::try_from(replicas / 4).unwrap_or(0);
+    let mut points = Vec::new();
+    let mut num = itoa_buf();
+    for (idx, addr) in addresses.into_iter().enumerate() {
+        let idx = u32::try_from(idx).unwrap_or(u32::MAX);
+        for i in 0..per {
+            let mut h = Md5::new();
+            h.update(addr.as_bytes());
+            h.update(fmt_usize(&mut num, i));
+            let d = h.finalize();
+            for k in 0..4 {
+                points.push((word(&d, k), idx));
+            }
+        }
+    }
+    // Stable sort keeps insertion order among equal hashes; keep the last of each run.
+    points.sort_by_key(|p| p.0);
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(points.len());
+    for p in points {
+        match out.last_mut() {
+            Some(last) if last.0 == p.0 => *last = p,
+            _ => out.push(p),
+        }
+    }
+    out
+}
+
+fn itoa_buf() -> [u8; 20] {
+    [0; 20]
+}
+
+fn fmt_usize(buf: &mut [u8; 20], mut v: usize) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        // v % 10 < 10: the cast cannot truncate.
+        buf[i] = b'0' + u8::try_from(v % 10).unwrap_or(0);
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &buf[i..]
+}
+
+/// The ring position of a key: word 0 of `MD5(key)`.
+pub fn key_hash(key: &str) -> u32 {
+    word(&Md5::digest(key.as_bytes()), 0)
+}
+
+/// The index in `points` of the ceiling entry of `hash`, wrapping to the first.
+pub fn ceiling(points: &[(u32, u32)], hash: u32) -> Option<u32> {
+    let i = points.partition_point(|p| p.0 < hash);
+    points.get(i).or_else(|| points.first()).map(|p| p.1)
+}
+
+struct HashWriter<'a>(&'a mut Md5);
+
+impl Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Consistent hash: the same arguments go to the same provider while the provider list is
+/// unchanged, and a provider change moves only its share of keys.
+///
+/// `hash.nodes` (default 160) and `hash.arguments` (COMMA_SPLIT, default `0`) are read from the
+/// first invoker, method level. The key is the concatenation of `String.valueOf(arg)` (see
+/// [`write_java_string_value`]) of the selected real arguments (generic `$invoke` uses the real
+/// method and arguments). The ring is cached per (service key, method) and rebuilt when the set's
+/// content (identities in order) or its first invoker changes.
+#[derive(Debug, Default)]
+pub struct ConsistentHashLoadBalance {
+    rings: KeyedCache<ArcSwapOption<Ring>>,
+}
+
+impl ConsistentHashLoadBalance {
+    /// A balancer with no cached rings.
+    pub fn new() -> Self {
+        ConsistentHashLoadBalance::default()
+    }
+
+    fn build(set: &InvokerSet, method: &str) -> Ring {
+        let first = set.get(0);
+        let (replicas, arguments) = first.map_or((DEFAULT_REPLICAS, vec![0]), |f| {
+            let url = f.url();
+            let replicas = url.method_param_i64(method, "hash.nodes", DEFAULT_REPLICAS);
+            let args = comma_split(url.method_param_or(method, "hash.arguments", "0"))
+                .into_iter()
+                .filter_map(|s| s.parse::<usize>().ok())
+                .collect();
+            (replicas, args)
+        });
+        let points = ring_points(set.meta().iter().map(|m| m.address()), replicas);
+        Ring {
+            content_hash: set.content_hash(),
+            first: first.map(Arc::downgrade),
+            replicas,
+            arguments: arguments.into_boxed_slice(),
+            points: points.into_boxed_slice(),
+        }
+    }
+
+    /// The replicas and points of the cached ring of (`service_key`, `method`), if any.
+    pub fn ring_size(&self, service_key: &str, method: &str) -> Option<(i64, usize)> {
+        let cell = self.rings.get(service_key, method)?;
+        let ring = cell.load();
+        ring.as_ref().map(|r| (r.replicas, r.points.len()))
+    }
+}
+
+fn valid(ring: &Ring, set: &InvokerSet) -> bool {
+    ring.content_hash == set.content_hash()
+        && match (&ring.first, set.get(0)) {
+            (Some(w), Some(f)) => {
+                w.strong_count() > 0 && std::ptr::addr_eq(w.as_ptr(), Arc::as_ptr(f))
+            }
+            _ => false,
+        }
+}
+
+fn select_in(ring: &Ring, invocation: &Invocation) -> usize {
+    let args = invocation.real_arguments();
+    let mut h = Md5::new();
+    for &i in ring.arguments.iter() {
+        if let Some(a) = args.get(i) {
+            // Hashing cannot fail.
+            let _ = write_java_string_value(&mut HashWriter(&mut h), a);
+        }
+    }
+    let d = h.finalize();
+    ceiling(&ring.points, word(&d, 0)).map_or(0, |i| i as usize)
+}
+
+impl LoadBalance for ConsistentHashLoadBalance {
+    fn select(&self, set: &InvokerSet, invocation: &Invocation) -> Option<usize> {
+        match set.len() {
+            0 => return None,
+            1 => return Some(0),
+            _ => {}
+        }
+        let method = invocation.real_method();
+        let i = self.rings.with(set.service_key(), method, ArcSwapOption::empty, |cell| {
+            let cur = cell.load();
+            if let Some(r) = cur.as_ref().filter(|r| valid(r, set)) {
+                return select_in(r, invocation);
+            }
+            let ring = Arc::new(ConsistentHashLoadBalance::build(set, method));
+            let i = select_in(&ring, invocation);
+            cell.store(Some(ring));
+            i
+        });
+        Some(i.min(set.len() - 1))
+    }
+
+    fn name(&self) -> &'static str {
+        "consistenthash"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pick(addresses: &[&str], replicas: i64, key: &str) -> String {
+        let pts = ring_points(addresses.iter().copied(), replicas);
+        let i = ceiling(&pts, key_hash(key)).unwrap() as usize;
+        addresses[i].to_owned()
+    }
+
+    #[test]
+    fn vectors() {
+        let five = ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4", "127.0.0.1:5"];
+        assert_eq!(pick(&five, 160, "arg2"), "127.0.0.1:3");
+        assert_eq!(pick(&five, 160, ""), "127.0.0.1:4");
+        assert_eq!(pick(&five, 160, "1"), "127.0.0.1:5");
+        assert_eq!(pick(&five, 160, "null"), "127.0.0.1:1");
+        let three = ["10.0.0.1:20880", "10.0.0.2:20880", "10.0.0.3:20880"];
+        assert_eq!(pick(&three, 160, "a"), "10.0.0.2:20880");
+        assert_eq!(pick(&three, 8, "order-1"), "10.0.0.1:20880");
+    }
+}

@@ -1,0 +1,59 @@
+//! `leastactive` (§10.2): the invokers with the fewest active calls of this method, then
+//! weighted random among them.
+
+use super::{pick_min_weighted, with_weights, Clock, LoadBalance, Rand};
+use crate::invoker_set::InvokerSet;
+use crate::rpc::Invocation;
+
+/// Least active. Active counts come from [`crate::status::RpcStatus`] (identity + method),
+/// which the counting / ActiveLimit layers maintain; the `active` URL parameter is not used.
+#[derive(Debug)]
+pub struct LeastActiveLoadBalance {
+    rand: Rand,
+    clock: Clock,
+}
+
+impl Default for LeastActiveLoadBalance {
+    fn default() -> Self {
+        LeastActiveLoadBalance::new()
+    }
+}
+
+impl LeastActiveLoadBalance {
+    /// Thread-local randomness, system clock.
+    pub fn new() -> Self {
+        LeastActiveLoadBalance { rand: Rand::Thread, clock: Clock::System }
+    }
+
+    /// Reproducible tie-breaking from `seed`.
+    pub fn seeded(seed: u64) -> Self {
+        LeastActiveLoadBalance { rand: Rand::seeded(seed), clock: Clock::System }
+    }
+
+    /// Uses `clock` for warm-up.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+}
+
+impl LoadBalance for LeastActiveLoadBalance {
+    fn select(&self, set: &InvokerSet, invocation: &Invocation) -> Option<usize> {
+        let n = set.len();
+        match n {
+            0 => return None,
+            1 => return Some(0),
+            _ => {}
+        }
+        let method = invocation.real_method();
+        Some(set.with_method_statuses(method, |st| {
+            with_weights(set, method, &self.clock, |w| {
+                pick_min_weighted(n, |i| st.get(i).map_or(0, |s| s.active()), &w, &self.rand)
+            })
+        }))
+    }
+
+    fn name(&self) -> &'static str {
+        "leastactive"
+    }
+}

@@ -1,0 +1,175 @@
+//! `roundrobin` (§10.2): smooth weighted round robin, state per `serviceKey.method` and per
+//! invoker identity.
+
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+
+use super::{with_weights, Clock, KeyedCache, LoadBalance};
+use crate::invoker_set::InvokerSet;
+use crate::rpc::Invocation;
+
+/// Entries not updated for this long are purged (when the list size differs from the map size).
+pub const RECYCLE_PERIOD_MS: i64 = 60_000;
+
+/// One invoker's smooth-WRR state.
+#[derive(Debug)]
+struct Wrr {
+    weight: AtomicI64,
+    current: AtomicI64,
+    last_update: AtomicI64,
+}
+
+/// The entries of one set, in list order (rebuilt when the set's content changes).
+#[derive(Debug, Default)]
+struct Aligned {
+    content_hash: u64,
+    entries: Box<[Arc<Wrr>]>,
+}
+
+/// State of one `serviceKey.method`.
+#[derive(Debug, Default)]
+struct State {
+    by_identity: Mutex<FxHashMap<Arc<str>, Arc<Wrr>>>,
+    map_len: AtomicUsize,
+    aligned: ArcSwap<Aligned>,
+    next_recycle: AtomicI64,
+}
+
+const UNSET_WEIGHT: i64 = i64::MIN;
+
+impl State {
+    fn align(&self, set: &InvokerSet, now: i64) -> Arc<Aligned> {
+        let mut map = self.by_identity.lock();
+        let cur = self.aligned.load_full();
+        if cur.content_hash == set.content_hash() && cur.entries.len() == set.len() {
+            return cur;
+        }
+        let entries: Box<[Arc<Wrr>]> = set
+            .meta()
+            .iter()
+            .map(|m| {
+                map.entry(m.identity().clone())
+                    .or_insert_with(|| {
+                        Arc::new(Wrr {
+                            weight: AtomicI64::new(UNSET_WEIGHT),
+                            current: AtomicI64::new(0),
+                            last_update: AtomicI64::new(now),
+                        })
+                    })
+                    .clone()
+            })
+            .collect();
+        self.map_len.store(map.len(), Ordering::Relaxed);
+        self.next_recycle.store(i64::MIN, Ordering::Relaxed);
+        let a = Arc::new(Aligned { content_hash: set.content_hash(), entries });
+        self.aligned.store(a.clone());
+        a
+    }
+
+    /// Purges entries older than the recycle period (only while sizes differ; checked at most
+    /// when the oldest stale entry can have expired).
+    fn recycle(&self, n: usize, now: i64) {
+        if self.map_len.load(Ordering::Relaxed) == n || now < self.next_recycle.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut map = self.by_identity.lock();
+        map.retain(|_, w| now - w.last_update.load(Ordering::Relaxed) <= RECYCLE_PERIOD_MS);
+        self.map_len.store(map.len(), Ordering::Relaxed);
+        let oldest = map
+            .values()
+            .map(|w| w.last_update.load(Ordering::Relaxed))
+            .filter(|&t| t < now)
+            .min();
+        self.next_recycle.store(
+            oldest.map_or(now.saturating_add(1), |t| t + RECYCLE_PERIOD_MS + 1),
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// Smooth weighted round robin: each pick adds every invoker's weight to its `current`, picks
+/// the strictly greatest `current` (ties go to the earliest) and subtracts the total from it.
+/// A weight change resets that invoker's `current` to 0.
+///
+/// Like Dubbo the per-invoker updates are atomic but the pick as a whole is not serialised:
+/// concurrent picks may interleave (the long-run distribution is still exact).
+#[derive(Debug, Default)]
+pub struct RoundRobinLoadBalance {
+    states: KeyedCache<State>,
+    clock: Clock,
+}
+
+impl RoundRobinLoadBalance {
+    /// A balancer with no state, on the system clock.
+    pub fn new() -> Self {
+        RoundRobinLoadBalance::default()
+    }
+
+    /// Uses `clock` (recycling and warm-up).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// How many invoker entries the state of (`service_key`, `method`) holds (Dubbo's
+    /// `methodWeightMap.get(key).size()`), `None` when there is no state yet.
+    pub fn cached_entries(&self, service_key: &str, method: &str) -> Option<usize> {
+        self.states.get(service_key, method).map(|s| s.by_identity.lock().len())
+    }
+}
+
+impl LoadBalance for RoundRobinLoadBalance {
+    fn select(&self, set: &InvokerSet, invocation: &Invocation) -> Option<usize> {
+        let n = set.len();
+        match n {
+            0 => return None,
+            1 => return Some(0),
+            _ => {}
+        }
+        let method = invocation.real_method();
+        let now = self.clock.now_ms();
+        let picked = self.states.with(set.service_key(), method, State::default, |st| {
+            let guard = st.aligned.load();
+            let owned;
+            let aligned: &Aligned =
+                if guard.content_hash == set.content_hash() && guard.entries.len() == n {
+                    &guard
+                } else {
+                    owned = st.align(set, now);
+                    &owned
+                };
+            let picked = with_weights(set, method, &self.clock, |w| {
+                let (mut max, mut picked, mut total) = (i64::MIN, 0usize, 0i64);
+                for (i, e) in aligned.entries.iter().enumerate() {
+                    let weight = i64::from(w.get(i));
+                    if e.weight.load(Ordering::Relaxed) != weight {
+                        e.weight.store(weight, Ordering::Relaxed);
+                        e.current.store(0, Ordering::Relaxed);
+                    }
+                    let cur = e.current.fetch_add(weight, Ordering::Relaxed) + weight;
+                    e.last_update.store(now, Ordering::Relaxed);
+                    if cur > max {
+                        max = cur;
+                        picked = i;
+                    }
+                    total += weight;
+                }
+                if let Some(e) = aligned.entries.get(picked) {
+                    e.current.fetch_sub(total, Ordering::Relaxed);
+                }
+                picked
+            });
+            st.recycle(n, now);
+            picked
+        });
+        Some(picked)
+    }
+
+    fn name(&self) -> &'static str {
+        "roundrobin"
+    }
+}
