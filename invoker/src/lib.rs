@@ -13,6 +13,7 @@
 //!   immutable per-method snapshot;
 //! - [`cluster`]: failover, failfast, failsafe, failback, forking, broadcast, available;
 //! - [`mock`]: force/fail mock decisions and mock values;
+//! - [`router`]: routers applied when a directory snapshot is built (incl. the mock selector);
 //! - [`loadbalance`]: random, roundrobin, leastactive, shortestresponse, consistenthash, p2c;
 //! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future.
 
@@ -22,5 +23,6 @@ pub mod filter;
 pub mod invoker_set;
 pub mod loadbalance;
 pub mod mock;
+pub mod router;
 pub mod rpc;
 pub mod status;

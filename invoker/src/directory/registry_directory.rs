@@ -1,0 +1,463 @@
+//! [`RegistryDirectory`] (§7): the directory that follows a registry subscription.
+//!
+//! Notifications are applied under a mutex (one writer); readers never lock: each change
+//! publishes a new immutable [`Snapshot`] through `ArcSwap`, and [`Directory::list`] is a
+//! load plus an `Arc` clone. Retired invokers are destroyed after the swap, so calls that
+//! already hold the previous set finish on their invoker.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use registry_core::matching::{is_configurator, is_empty_url, is_provider, is_route, ANY};
+use registry_core::{Registry, Subscription, Url};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::configurator::{configure_all, to_configurators, Configurator};
+use super::options::{DirectoryOptions, MethodCacheMode};
+use super::snapshot::{build, is_multi_group, BuildCtx, Phase, Snapshot};
+use super::table::{Applied, Ctx, ProviderTable};
+use super::Directory;
+use crate::invoker_set::InvokerSet;
+use crate::router::mock::wants_mock;
+use crate::router::Router;
+use crate::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
+
+/// Categories `notify` accepts (`RegistryDirectory#isValidCategory`).
+const VALID_CATEGORIES: [&str; 5] =
+    ["routers", "providers", "configurators", "dynamicconfigurators", "appdynamicconfigurators"];
+
+/// The categories a directory subscribes to.
+pub const SUBSCRIBE_CATEGORIES: &str = "providers,configurators,routers";
+
+/// A directory fed by a registry: configurators, routers and providers in, an immutable
+/// per-method snapshot of invokers out.
+///
+/// See the module docs of [`crate::directory`] for the rules it follows.
+pub struct RegistryDirectory {
+    consumer: Url,
+    registry_url: Url,
+    factory: Arc<dyn InvokerFactory>,
+    options: DirectoryOptions,
+    mode: MethodCacheMode,
+    multi_group: bool,
+    snapshot: ArcSwap<Snapshot>,
+    directory_url: ArcSwap<Url>,
+    state: Mutex<State>,
+    ready: watch::Sender<bool>,
+    destroyed: AtomicBool,
+    cancel: CancellationToken,
+    registration: Mutex<Option<(Arc<dyn Registry>, Url)>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    table: ProviderTable,
+    configurators: Vec<Configurator>,
+    router_urls: Vec<Url>,
+    dynamic_routers: Vec<Arc<dyn Router>>,
+    forbidden: bool,
+}
+
+impl std::fmt::Debug for RegistryDirectory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryDirectory")
+            .field("consumer", &self.consumer.to_string())
+            .field("registry", &self.registry_url.to_string())
+            .field("invokers", &self.snapshot.load().all.len())
+            .finish()
+    }
+}
+
+impl RegistryDirectory {
+    /// A directory with no subscription: feed it with [`RegistryDirectory::notify`].
+    ///
+    /// `consumer` is the consumer URL (its params are the refer parameters); `registry_url`
+    /// is reported by [`Directory::registry_url`]. The consumer parameter
+    /// `method-invoker-cache=2.6` selects the 2.6 per-method cache.
+    pub fn new(
+        consumer: Url,
+        registry_url: Url,
+        factory: Arc<dyn InvokerFactory>,
+        options: DirectoryOptions,
+    ) -> Arc<Self> {
+        let mode = if consumer.param("method-invoker-cache").is_some_and(|v| v.starts_with("2.6")) {
+            MethodCacheMode::Dubbo26
+        } else {
+            options.method_cache
+        };
+        let (ready, _) = watch::channel(false);
+        Arc::new(RegistryDirectory {
+            multi_group: is_multi_group(&consumer),
+            directory_url: ArcSwap::from_pointee(consumer.clone()),
+            consumer,
+            registry_url,
+            factory,
+            options,
+            mode,
+            snapshot: ArcSwap::from_pointee(Snapshot::empty(Phase::Waiting)),
+            state: Mutex::new(State::default()),
+            ready,
+            destroyed: AtomicBool::new(false),
+            cancel: CancellationToken::new(),
+            registration: Mutex::new(None),
+        })
+    }
+
+    /// A directory consuming `subscription` in a background task, which ends when the
+    /// directory is destroyed or dropped (dropping the subscription unsubscribes).
+    ///
+    /// Errors: called outside a tokio runtime.
+    pub fn from_subscription(
+        subscription: Subscription,
+        registry_url: Url,
+        factory: Arc<dyn InvokerFactory>,
+        options: DirectoryOptions,
+    ) -> Result<Arc<Self>, RpcError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            RpcError::new(RpcErrorCode::Unknown, "RegistryDirectory needs a tokio runtime")
+        })?;
+        let consumer = subscription.consumer().clone();
+        let dir = RegistryDirectory::new(consumer, registry_url, factory, options);
+        let weak = Arc::downgrade(&dir);
+        let cancel = dir.cancel.clone();
+        handle.spawn(follow(subscription, weak, cancel));
+        Ok(dir)
+    }
+
+    /// Registers the consumer (unless `register` is off or the interface is `*`), subscribes
+    /// to providers, configurators and routers of `consumer`, and follows the subscription.
+    ///
+    /// Errors: the registry refused the registration or subscription (only with
+    /// `check=true`, see [`Registry`]); called outside a tokio runtime.
+    pub async fn subscribe(
+        registry: Arc<dyn Registry>,
+        consumer: Url,
+        factory: Arc<dyn InvokerFactory>,
+        options: DirectoryOptions,
+    ) -> Result<Arc<Self>, RpcError> {
+        let mut registered = None;
+        if options.register && consumer.service_interface() != Some(ANY) {
+            let url = consumer.with_params([("category", "consumers"), ("check", "false")]);
+            registry.register(&url).await.map_err(registry_error)?;
+            registered = Some(url);
+        }
+        let sub_url = if consumer.param("category").is_some() {
+            consumer.clone()
+        } else {
+            consumer.with_param("category", SUBSCRIBE_CATEGORIES)
+        };
+        let subscription = match registry.subscribe(&sub_url).await {
+            Ok(s) => s,
+            Err(e) => {
+                if let Some(url) = &registered {
+                    let _ = registry.unregister(url).await;
+                }
+                return Err(registry_error(e));
+            }
+        };
+        let dir = Self::from_subscription(subscription, registry.url().clone(), factory, options)?;
+        if let Some(url) = registered {
+            *dir.registration.lock() = Some((registry, url));
+        }
+        Ok(dir)
+    }
+
+    /// The options.
+    pub fn options(&self) -> &DirectoryOptions {
+        &self.options
+    }
+
+    /// The consumer URL registered under `consumers`, if any.
+    pub fn registered_consumer_url(&self) -> Option<Url> {
+        self.registration.lock().as_ref().map(|(_, u)| u.clone())
+    }
+
+    /// The router URLs last notified (kept even without a router factory).
+    pub fn router_urls(&self) -> Vec<Url> {
+        self.state.lock().router_urls.clone()
+    }
+
+    /// The current configurators, in application order.
+    pub fn configurators(&self) -> Vec<Configurator> {
+        self.state.lock().configurators.clone()
+    }
+
+    /// The merged provider URLs with an invoker, in list order (mock providers included).
+    pub fn invoker_urls(&self) -> Vec<Url> {
+        self.state.lock().table.entries().filter(|e| e.invoker.is_some()).map(|e| e.merged.clone()).collect()
+    }
+
+    /// Number of provider URLs currently held (valid or not).
+    pub fn provider_count(&self) -> usize {
+        self.state.lock().table.len()
+    }
+
+    /// True once the first providers notification was applied (or the directory was
+    /// destroyed).
+    pub fn is_ready(&self) -> bool {
+        *self.ready.borrow()
+    }
+
+    /// Waits until the first providers notification was applied, at most `timeout`.
+    /// Returns false on timeout.
+    pub async fn wait_ready_for(&self, timeout: Duration) -> bool {
+        let mut rx = self.ready.subscribe();
+        let ok = matches!(tokio::time::timeout(timeout, rx.wait_for(|r| *r)).await, Ok(Ok(_)));
+        ok
+    }
+
+    /// Applies one notification (Dubbo's `RegistryDirectory#notify(List<URL>)`): URLs are
+    /// classified as configurators, routers or providers. A list with no provider URL
+    /// re-applies configurators/routers to the current providers; an empty list changes
+    /// nothing else.
+    pub fn notify(&self, urls: &[Url]) {
+        if self.destroyed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut configurators: Vec<Url> = Vec::new();
+        let mut routers: Vec<Url> = Vec::new();
+        let mut providers: Vec<Url> = Vec::new();
+        let only_providers =
+            urls.iter().all(|u| is_provider(u) && u.param("compatible_config").is_none());
+        if !only_providers {
+            for u in urls {
+                if !valid_category(u) || u.param("compatible_config").is_some() {
+                    tracing::warn!(url = %u, "ignoring URL of an unsupported category");
+                    continue;
+                }
+                if is_configurator(u) {
+                    configurators.push(u.clone());
+                } else if is_route(u) {
+                    routers.push(u.clone());
+                } else if is_provider(u) {
+                    providers.push(u.clone());
+                }
+            }
+        }
+        let providers: &[Url] = if only_providers { urls } else { &providers };
+        let mut st = self.state.lock();
+        let mut cfg_changed = false;
+        if let Some(cs) = to_configurators(&configurators, self.options.compat) {
+            st.configurators = cs;
+            cfg_changed = true;
+        }
+        let mut routers_changed = false;
+        if !routers.is_empty() {
+            st.router_urls = routers.iter().filter(|u| !is_empty_url(u)).cloned().collect();
+            st.dynamic_routers = match &self.options.router_factory {
+                Some(f) => st.router_urls.iter().filter_map(|u| f.router(u)).collect(),
+                None => Vec::new(),
+            };
+            routers_changed = true;
+        }
+        self.refresh(&mut st, providers, cfg_changed, routers_changed);
+    }
+
+    /// `refreshOverrideAndInvoker` + `refreshInvoker` (§7.2).
+    fn refresh(&self, st: &mut State, providers: &[Url], cfg_changed: bool, routers_changed: bool) {
+        if cfg_changed {
+            let local = self.consumer.host().unwrap_or("");
+            let dir_url = configure_all(&st.configurators, &self.consumer, local, self.options.compat);
+            self.directory_url.store(Arc::new(dir_url));
+        }
+        if providers.len() == 1 && is_empty_url(&providers[0]) {
+            if self.options.empty_protection && st.table.valid() > 0 {
+                tracing::warn!(consumer = %self.consumer, "registry says empty://; empty protection keeps the current providers");
+                self.mark_ready();
+                return;
+            }
+            st.forbidden = true;
+            let retired = st.table.clear();
+            self.snapshot.store(Arc::new(Snapshot::empty(Phase::Forbidden)));
+            self.mark_ready();
+            destroy_all(retired);
+            return;
+        }
+        let sort_keys = self.mode == MethodCacheMode::Dubbo26;
+        let ctx = Ctx {
+            consumer: &self.consumer,
+            configurators: &st.configurators,
+            compat: self.options.compat,
+            factory: &*self.factory,
+            sort_keys,
+        };
+        let mut retired = Vec::new();
+        let mut changed = routers_changed;
+        if cfg_changed {
+            let Applied { changed: c, retired: r, .. } = st.table.remerge(&ctx);
+            changed |= c;
+            retired.extend(r);
+        }
+        let was_forbidden = st.forbidden;
+        if !providers.is_empty() {
+            st.forbidden = false;
+            let Applied { changed: c, retired: r, kept_old } = st.table.apply(providers, &ctx);
+            if kept_old {
+                tracing::debug!(consumer = %self.consumer, "kept the previous providers");
+            }
+            changed |= c;
+            retired.extend(r);
+        } else if !changed {
+            return;
+        }
+        let phase_changed = self.snapshot.load().phase != Phase::Ready && !providers.is_empty();
+        if changed || phase_changed || was_forbidden != st.forbidden {
+            self.publish(st);
+        }
+        if !providers.is_empty() {
+            self.mark_ready();
+        }
+        destroy_all(retired);
+    }
+
+    fn publish(&self, st: &State) {
+        let dir_url = self.directory_url.load_full();
+        let mut routers: Vec<Arc<dyn Router>> = self.options.routers.clone();
+        routers.extend(st.dynamic_routers.iter().cloned());
+        let ctx = BuildCtx {
+            consumer: &dir_url,
+            routers: &routers,
+            joiner: self.options.group_joiner.as_deref(),
+            multi_group: self.multi_group,
+            mode: self.mode,
+        };
+        let snap = build(st.table.entries(), st.table.has_shared(), &ctx);
+        self.snapshot.store(Arc::new(snap));
+    }
+
+    fn mark_ready(&self) {
+        self.ready.send_if_modified(|r| !std::mem::replace(r, true));
+    }
+
+    /// Destroys the directory: stops following the registry, unregisters the consumer URL
+    /// (in the background), destroys every invoker. Idempotent. `list` then fails with
+    /// "already destroyed".
+    pub fn destroy(&self) {
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.cancel.cancel();
+        let retired = {
+            let mut st = self.state.lock();
+            st.table.clear()
+        };
+        self.snapshot.store(Arc::new(Snapshot::empty(Phase::Destroyed)));
+        self.mark_ready();
+        destroy_all(retired);
+        self.unregister_in_background();
+    }
+
+    fn unregister_in_background(&self) {
+        let Some((registry, url)) = self.registration.lock().take() else { return };
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn(async move {
+                    if let Err(e) = registry.unregister(&url).await {
+                        tracing::warn!(error = %e, "failed to unregister the consumer URL");
+                    }
+                });
+            }
+            Err(_) => tracing::warn!("no runtime to unregister the consumer URL"),
+        }
+    }
+
+    fn forbidden_error(&self) -> RpcError {
+        RpcError::new(
+            RpcErrorCode::Forbidden,
+            format!(
+                "No provider available from registry {} for service {} on consumer {}, please check status of providers(disabled, not registered or in blacklist).",
+                self.registry_url.address().unwrap_or_default(),
+                self.consumer.service_key().unwrap_or_default(),
+                self.consumer.host().unwrap_or(""),
+            ),
+        )
+    }
+}
+
+impl Drop for RegistryDirectory {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        if !self.destroyed.load(Ordering::Acquire) {
+            self.unregister_in_background();
+        }
+    }
+}
+
+impl Directory for RegistryDirectory {
+    fn consumer_url(&self) -> Url {
+        (**self.directory_url.load()).clone()
+    }
+
+    fn registry_url(&self) -> Url {
+        self.registry_url.clone()
+    }
+
+    fn list(&self, invocation: &Invocation) -> Result<Arc<InvokerSet>, RpcError> {
+        let snap = self.snapshot.load();
+        match snap.phase {
+            Phase::Destroyed => {
+                return Err(RpcError::new(
+                    RpcErrorCode::Unknown,
+                    format!(
+                        "Directory of type RegistryDirectory already destroyed for service {} from registry {}",
+                        self.consumer.service_key().unwrap_or_default(),
+                        self.registry_url.address().unwrap_or_default()
+                    ),
+                ))
+            }
+            Phase::Forbidden if self.options.should_fail_fast => return Err(self.forbidden_error()),
+            _ => {}
+        }
+        if wants_mock(invocation) {
+            return Ok(snap.mock.clone());
+        }
+        Ok(snap.select(invocation))
+    }
+
+    fn is_available(&self) -> bool {
+        let snap = self.snapshot.load();
+        snap.phase == Phase::Ready && snap.all.invokers().iter().any(|i| i.is_available())
+    }
+
+    fn wait_ready(&self) -> BoxFuture<'_, bool> {
+        Box::pin(self.wait_ready_for(self.options.ready_timeout))
+    }
+
+    fn destroy(&self) {
+        RegistryDirectory::destroy(self)
+    }
+}
+
+fn valid_category(u: &Url) -> bool {
+    u.protocol() == Some("route") || VALID_CATEGORIES.contains(&u.category_or("providers"))
+}
+
+fn destroy_all(retired: Vec<SharedInvoker>) {
+    for inv in retired {
+        inv.destroy();
+    }
+}
+
+fn registry_error(e: registry_core::Error) -> RpcError {
+    let code = if e.is_retryable() { RpcErrorCode::Network } else { RpcErrorCode::Unknown };
+    RpcError::new(code, e.to_string())
+}
+
+/// The background task: applies notifications until the stream ends, the directory is
+/// dropped or destroyed.
+async fn follow(mut subscription: Subscription, dir: Weak<RegistryDirectory>, cancel: CancellationToken) {
+    loop {
+        let next = tokio::select! {
+            _ = cancel.cancelled() => break,
+            n = subscription.next() => n,
+        };
+        let Some(n) = next else { break };
+        let Some(d) = dir.upgrade() else { break };
+        d.notify(&n.urls);
+    }
+}

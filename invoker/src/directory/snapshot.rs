@@ -1,0 +1,215 @@
+//! The immutable snapshot a [`super::RegistryDirectory`] publishes after each change.
+//!
+//! `list` loads it through an `ArcSwap` (no lock) and returns one of its prebuilt
+//! [`InvokerSet`]s (an `Arc` clone): the shared list (3.x), the 2.6 per-method lists (§7.3),
+//! or the `mock://` providers.
+
+use std::sync::Arc;
+
+use registry_core::url::comma_split;
+use registry_core::Url;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::Value;
+
+use super::options::{GroupJoiner, MethodCacheMode};
+use super::table::Entry;
+use crate::invoker_set::InvokerSet;
+use crate::router::{route_all, Router};
+use crate::rpc::{Invocation, SharedInvoker};
+
+/// Where the directory stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// No providers notification yet.
+    Waiting,
+    /// Providers known.
+    Ready,
+    /// The registry said `empty://`.
+    Forbidden,
+    /// Destroyed.
+    Destroyed,
+}
+
+/// Dubbo 2.6's `methodInvokerMap`.
+#[derive(Debug, Default)]
+pub(crate) struct MethodMap {
+    by_method: FxHashMap<Box<str>, Arc<InvokerSet>>,
+    /// `"<method>.<arg>"` keys split at the first dot: method → argument → list.
+    routed: FxHashMap<Box<str>, FxHashMap<Box<str>, Arc<InvokerSet>>>,
+    star: Option<Arc<InvokerSet>>,
+}
+
+impl MethodMap {
+    /// The 2.6 `doList` lookup order: `method.arg` (first argument a string), `method`, `*`,
+    /// any entry, else empty.
+    pub fn lookup(&self, invocation: &Invocation, empty: &Arc<InvokerSet>) -> Arc<InvokerSet> {
+        let method = invocation.real_method();
+        if !self.routed.is_empty() {
+            if let Some(Value::String(arg)) = invocation.real_arguments().first() {
+                if let Some(s) = self.routed.get(method).and_then(|m| m.get(arg.as_str())) {
+                    return s.clone();
+                }
+            }
+        }
+        if let Some(s) = self.by_method.get(method) {
+            return s.clone();
+        }
+        if let Some(s) = &self.star {
+            return s.clone();
+        }
+        self.by_method.values().next().cloned().unwrap_or_else(|| empty.clone())
+    }
+}
+
+/// One published state.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    pub phase: Phase,
+    pub all: Arc<InvokerSet>,
+    pub mock: Arc<InvokerSet>,
+    pub methods: Option<MethodMap>,
+    pub empty: Arc<InvokerSet>,
+}
+
+impl Snapshot {
+    /// A snapshot with no invokers.
+    pub fn empty(phase: Phase) -> Snapshot {
+        let empty = Arc::new(InvokerSet::default());
+        Snapshot { phase, all: empty.clone(), mock: empty.clone(), methods: None, empty }
+    }
+
+    /// The set for an invocation (mock attachment already handled by the caller).
+    pub fn select(&self, invocation: &Invocation) -> Arc<InvokerSet> {
+        match &self.methods {
+            Some(m) => m.lookup(invocation, &self.empty),
+            None => self.all.clone(),
+        }
+    }
+}
+
+/// Inputs of a snapshot build besides the entries.
+pub(crate) struct BuildCtx<'a> {
+    /// The directory URL (consumer with configurators applied).
+    pub consumer: &'a Url,
+    pub routers: &'a [Arc<dyn Router>],
+    pub joiner: Option<&'a dyn GroupJoiner>,
+    pub multi_group: bool,
+    pub mode: MethodCacheMode,
+}
+
+/// True when the consumer's `group` asks for several groups (`*` or a list).
+pub fn is_multi_group(consumer: &Url) -> bool {
+    consumer.group().is_some_and(|g| g == "*" || g.contains(','))
+}
+
+/// Groups invokers by their URL's `group` (absent = `""`), in order of first appearance.
+pub fn group_invokers(invokers: Vec<SharedInvoker>) -> Vec<(String, Vec<SharedInvoker>)> {
+    let mut out: Vec<(String, Vec<SharedInvoker>)> = Vec::new();
+    for inv in invokers {
+        let g = inv.url().group().unwrap_or("");
+        match out.iter_mut().find(|(k, _)| k == g) {
+            Some((_, v)) => v.push(inv),
+            None => out.push((g.to_owned(), vec![inv])),
+        }
+    }
+    out
+}
+
+/// Multi-group: one joined invoker per group when there is more than one group (no
+/// routing, as in Dubbo). Without a joiner the flat list is kept.
+fn join_groups(invokers: Vec<SharedInvoker>, joiner: Option<&dyn GroupJoiner>) -> Vec<SharedInvoker> {
+    let Some(joiner) = joiner else { return invokers };
+    let groups = group_invokers(invokers);
+    if groups.len() == 1 {
+        return groups.into_iter().flat_map(|(_, v)| v).collect();
+    }
+    groups.into_iter().map(|(g, v)| joiner.join(&g, v)).collect()
+}
+
+/// Builds a ready snapshot from the table entries (in list order).
+pub(crate) fn build<'e>(
+    entries: impl Iterator<Item = &'e Entry>,
+    dedup: bool,
+    ctx: &BuildCtx<'_>,
+) -> Snapshot {
+    let mut seen: FxHashSet<usize> = FxHashSet::default();
+    let mut normal: Vec<&'e Entry> = Vec::new();
+    let mut mocks: Vec<SharedInvoker> = Vec::new();
+    for e in entries {
+        let Some(inv) = &e.invoker else { continue };
+        if dedup && !seen.insert(Arc::as_ptr(inv) as *const () as usize) {
+            continue;
+        }
+        if e.mock {
+            mocks.push(inv.clone());
+        } else {
+            normal.push(e);
+        }
+    }
+    let empty = Arc::new(InvokerSet::default());
+    let mock = if mocks.is_empty() { empty.clone() } else { Arc::new(InvokerSet::new(mocks)) };
+    let finish = |list: Vec<SharedInvoker>, method: Option<&str>| -> Vec<SharedInvoker> {
+        if ctx.multi_group {
+            join_groups(list, ctx.joiner)
+        } else if ctx.routers.is_empty() {
+            list
+        } else {
+            route_all(ctx.routers, list, ctx.consumer, method)
+        }
+    };
+    match ctx.mode {
+        MethodCacheMode::Shared => {
+            let list: Vec<SharedInvoker> =
+                normal.iter().filter_map(|e| e.invoker.clone()).collect();
+            let all = Arc::new(InvokerSet::new(finish(list, None)));
+            Snapshot { phase: Phase::Ready, all, mock, methods: None, empty }
+        }
+        MethodCacheMode::Dubbo26 => {
+            // Sorted by url.toString() (InvokerComparator).
+            let mut sorted = normal;
+            sorted.sort_by(|a, b| a.sort_key.as_deref().cmp(&b.sort_key.as_deref()));
+            let mut lists: Vec<(&str, Vec<SharedInvoker>)> = Vec::new();
+            let mut all_list = Vec::with_capacity(sorted.len());
+            for e in &sorted {
+                let Some(inv) = &e.invoker else { continue };
+                for m in e.merged.param_list("methods") {
+                    if m.is_empty() || m == "*" {
+                        continue;
+                    }
+                    match lists.iter_mut().find(|(k, _)| *k == m) {
+                        Some((_, v)) => v.push(inv.clone()),
+                        None => lists.push((m, vec![inv.clone()])),
+                    }
+                }
+                all_list.push(inv.clone());
+            }
+            let star_list = finish(all_list, None);
+            let mut map = MethodMap::default();
+            let consumer_methods: Vec<&str> =
+                comma_split(ctx.consumer.param("methods").unwrap_or("")).into_iter().filter(|m| !m.is_empty()).collect();
+            let mut routed_lists: Vec<(&str, Vec<SharedInvoker>)> = Vec::new();
+            for m in &consumer_methods {
+                let declared = lists.iter().position(|(k, _)| k == m).map(|i| lists.swap_remove(i).1);
+                let base = match declared {
+                    Some(v) if !v.is_empty() => v,
+                    _ => star_list.clone(),
+                };
+                routed_lists.push((m, finish(base, Some(m))));
+            }
+            for (m, v) in lists.into_iter().chain(routed_lists) {
+                let set = Arc::new(InvokerSet::new(v));
+                match m.split_once('.') {
+                    Some((method, arg)) => {
+                        map.routed.entry(Box::from(method)).or_default().insert(Box::from(arg), set);
+                    }
+                    None => {
+                        map.by_method.insert(Box::from(m), set);
+                    }
+                }
+            }
+            let star = Arc::new(InvokerSet::new(star_list));
+            map.star = Some(star.clone());
+            Snapshot { phase: Phase::Ready, all: star, mock, methods: Some(map), empty }
+        }
+    }
+}

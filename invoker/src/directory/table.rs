@@ -1,0 +1,406 @@
+//! The incremental provider table behind a [`super::RegistryDirectory`].
+//!
+//! A providers notification is the complete list, but applying it costs O(changes) merges
+//! and refers plus O(n) cheap pointer lookups:
+//! - each notified URL is first looked up by object identity ([`Url::ptr_id`]; backends reuse
+//!   the `Url` of an unchanged provider), then by value (equality ignores the `timestamp`
+//!   value), and only a URL found neither way is merged and referred;
+//! - entries not seen in the list are retired; their invokers are returned to the caller,
+//!   which destroys them after publishing the new snapshot;
+//! - invokers are shared by **merged** URL (Dubbo's cache key, §7.2), so two provider URLs
+//!   that merge to the same URL share one invoker, and a changed provider URL whose merged URL
+//!   is unchanged keeps its invoker.
+
+use std::collections::HashMap;
+
+use registry_core::matching::is_empty_url;
+use registry_core::url::comma_split;
+use registry_core::Url;
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+
+use super::configurator::Configurator;
+use super::merge::{invoker_url, is_enabled, is_mock_provider};
+use super::options::DubboCompat;
+use crate::router::mock::MockProviderInvoker;
+use crate::rpc::{InvokerFactory, SharedInvoker};
+use std::sync::Arc;
+
+/// What a table operation needs from its directory.
+pub(crate) struct Ctx<'a> {
+    /// The original consumer URL (merge input).
+    pub consumer: &'a Url,
+    pub configurators: &'a [Configurator],
+    pub compat: DubboCompat,
+    pub factory: &'a dyn InvokerFactory,
+    /// Precompute `url.to_string()` sort keys (2.6 per-method cache).
+    pub sort_keys: bool,
+}
+
+/// One provider URL of the current list.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub raw: Url,
+    /// The URL the invoker was referred with (meaningless when `filtered`).
+    pub merged: Url,
+    /// `None`: filtered by protocol, disabled, or the factory failed.
+    pub invoker: Option<SharedInvoker>,
+    pub mock: bool,
+    /// Excluded by the consumer's `protocol` (independent of configurators).
+    pub filtered: bool,
+    pub sort_key: Option<Arc<str>>,
+    epoch: u64,
+}
+
+#[derive(Debug)]
+struct Referred {
+    invoker: SharedInvoker,
+    refs: u32,
+}
+
+/// The result of applying a list.
+#[derive(Debug, Default)]
+pub(crate) struct Applied {
+    /// The table changed (a new snapshot is needed).
+    pub changed: bool,
+    /// The list had no valid provider: the old entries were kept (§7.2 step 4).
+    pub kept_old: bool,
+    /// Invokers no longer used: destroy them after publishing.
+    pub retired: Vec<SharedInvoker>,
+}
+
+const FRESH: u32 = 1 << 31;
+
+/// Entries by identity, by value and in list order, plus the invokers by merged URL.
+#[derive(Debug, Default)]
+pub(crate) struct ProviderTable {
+    slots: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    live: usize,
+    by_ptr: FxHashMap<usize, u32>,
+    by_value: HashMap<Url, u32, FxBuildHasher>,
+    referred: HashMap<Url, Referred, FxBuildHasher>,
+    /// Number of entries sharing an invoker with an earlier entry (sum of `refs - 1`).
+    shared: usize,
+    order: Vec<u32>,
+    epoch: u64,
+}
+
+impl ProviderTable {
+    /// Entries in list order.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
+        self.order.iter().filter_map(|&i| self.slots.get(i as usize).and_then(Option::as_ref))
+    }
+
+    /// Number of provider URLs held.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// True when some entries share one invoker (the snapshot must de-duplicate).
+    pub fn has_shared(&self) -> bool {
+        self.shared > 0
+    }
+
+    /// Number of entries with an invoker.
+    pub fn valid(&self) -> usize {
+        self.entries().filter(|e| e.invoker.is_some()).count()
+    }
+
+    fn acquire(&mut self, merged: &Url, mock: bool, ctx: &Ctx<'_>) -> Option<SharedInvoker> {
+        if let Some(r) = self.referred.get_mut(merged) {
+            r.refs += 1;
+            self.shared += 1;
+            return Some(r.invoker.clone());
+        }
+        let invoker: SharedInvoker = if mock {
+            Arc::new(MockProviderInvoker::new(merged.clone()))
+        } else {
+            match ctx.factory.refer(merged) {
+                Ok(i) => i,
+                Err(e) => {
+                    tracing::warn!(provider = %merged, error = %e, "failed to refer provider; skipped");
+                    return None;
+                }
+            }
+        };
+        self.referred.insert(merged.clone(), Referred { invoker: invoker.clone(), refs: 1 });
+        Some(invoker)
+    }
+
+    /// Drops one reference; returns the invoker when nobody uses it any more.
+    fn release(&mut self, merged: &Url) -> Option<SharedInvoker> {
+        let r = self.referred.get_mut(merged)?;
+        if r.refs > 1 {
+            r.refs -= 1;
+            self.shared = self.shared.saturating_sub(1);
+            return None;
+        }
+        self.referred.remove(merged).map(|r| r.invoker)
+    }
+
+    fn new_entry(&mut self, raw: &Url, ctx: &Ctx<'_>) -> Entry {
+        let filtered = ctx.consumer.param("protocol").filter(|p| !p.is_empty()).is_some_and(|p| {
+            let proto = raw.protocol_str();
+            !comma_split(p).contains(&proto)
+        });
+        let mock = is_mock_provider(raw);
+        let mut e = Entry {
+            raw: raw.clone(),
+            merged: raw.clone(),
+            invoker: None,
+            mock,
+            filtered,
+            sort_key: None,
+            epoch: self.epoch,
+        };
+        if !filtered {
+            e.merged = invoker_url(raw, ctx.consumer, ctx.configurators, ctx.compat);
+            if is_enabled(&e.merged) {
+                e.invoker = self.acquire(&e.merged, mock, ctx);
+            }
+            if ctx.sort_keys {
+                e.sort_key = Some(Arc::from(e.merged.to_string()));
+            }
+        }
+        e
+    }
+
+    /// Applies a complete providers list (no `empty://` marker handling here: those URLs are
+    /// skipped). An all-invalid list keeps the old entries.
+    pub fn apply(&mut self, urls: &[Url], ctx: &Ctx<'_>) -> Applied {
+        self.epoch += 1;
+        let ep = self.epoch;
+        let mut order: Vec<u32> = Vec::with_capacity(urls.len());
+        let mut rebinds: Vec<(u32, Url)> = Vec::new();
+        let mut fresh: Vec<Entry> = Vec::new();
+        let mut fresh_seen: FxHashSet<Url> = FxHashSet::default();
+        let mut valid = 0usize;
+        let mut marked = 0usize;
+        for url in urls {
+            if is_empty_url(url) {
+                continue;
+            }
+            let by_ptr = self.by_ptr.get(&url.ptr_id()).copied();
+            let found = by_ptr.or_else(|| self.by_value.get(url).copied());
+            if let Some(i) = found {
+                let Some(Some(e)) = self.slots.get_mut(i as usize) else { continue };
+                if e.epoch == ep {
+                    continue; // duplicate in this list
+                }
+                e.epoch = ep;
+                marked += 1;
+                valid += usize::from(e.invoker.is_some());
+                if by_ptr.is_none() {
+                    rebinds.push((i, url.clone()));
+                }
+                order.push(i);
+                continue;
+            }
+            if !fresh_seen.insert(url.clone()) {
+                continue;
+            }
+            let e = self.new_entry(url, ctx);
+            valid += usize::from(e.invoker.is_some());
+            order.push(FRESH | fresh.len() as u32);
+            fresh.push(e);
+        }
+        if valid == 0 && !order.is_empty() {
+            tracing::warn!(
+                urls = urls.len(),
+                "urls to invokers error: no valid provider in the notified list; keeping the current invokers"
+            );
+            let mut retired = Vec::new();
+            for e in fresh {
+                if e.invoker.is_some() {
+                    retired.extend(self.release(&e.merged));
+                }
+            }
+            return Applied { changed: false, kept_old: true, retired };
+        }
+        for (i, url) in rebinds {
+            if let Some(Some(e)) = self.slots.get_mut(i as usize) {
+                self.by_ptr.remove(&e.raw.ptr_id());
+                self.by_ptr.insert(url.ptr_id(), i);
+                e.raw = url;
+            }
+        }
+        let fresh_count = fresh.len();
+        let mut fresh_idx: Vec<u32> = Vec::with_capacity(fresh_count);
+        for e in fresh {
+            let i = self.insert(e);
+            fresh_idx.push(i);
+        }
+        for o in &mut order {
+            if *o & FRESH != 0 {
+                *o = fresh_idx[(*o & !FRESH) as usize];
+            }
+        }
+        let mut retired = Vec::new();
+        let live_before = self.live - fresh_count;
+        let removed = live_before - marked;
+        if removed > 0 {
+            for i in 0..self.slots.len() {
+                let stale = matches!(&self.slots[i], Some(e) if e.epoch != ep);
+                if stale {
+                    if let Some(e) = self.remove(i as u32) {
+                        if e.invoker.is_some() {
+                            retired.extend(self.release(&e.merged));
+                        }
+                    }
+                }
+            }
+        }
+        let changed = fresh_count > 0 || removed > 0 || order != self.order;
+        self.order = order;
+        Applied { changed, kept_old: false, retired }
+    }
+
+    fn insert(&mut self, e: Entry) -> u32 {
+        let ptr = e.raw.ptr_id();
+        let raw = e.raw.clone();
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(e);
+                i
+            }
+            None => {
+                self.slots.push(Some(e));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.by_ptr.insert(ptr, i);
+        self.by_value.insert(raw, i);
+        self.live += 1;
+        i
+    }
+
+    fn remove(&mut self, i: u32) -> Option<Entry> {
+        let e = self.slots.get_mut(i as usize)?.take()?;
+        self.by_ptr.remove(&e.raw.ptr_id());
+        self.by_value.remove(&e.raw);
+        self.free.push(i);
+        self.live -= 1;
+        Some(e)
+    }
+
+    /// Re-merges every entry (configurators or the consumer changed). Entries whose merged
+    /// URL is unchanged keep their invoker. When the result would have no valid provider
+    /// while there was one, nothing changes (§7.2 step 4).
+    pub fn remerge(&mut self, ctx: &Ctx<'_>) -> Applied {
+        let valid_before = self.valid();
+        let mut plan: Vec<(u32, Url, Option<SharedInvoker>)> = Vec::new();
+        let order = self.order.clone();
+        let mut valid_after = valid_before;
+        for &i in &order {
+            let Some(Some(e)) = self.slots.get(i as usize) else { continue };
+            if e.filtered {
+                continue;
+            }
+            let merged = invoker_url(&e.raw, ctx.consumer, ctx.configurators, ctx.compat);
+            if merged == e.merged {
+                continue;
+            }
+            let had = e.invoker.is_some();
+            let mock = e.mock;
+            let inv = if is_enabled(&merged) { self.acquire(&merged, mock, ctx) } else { None };
+            valid_after = valid_after + usize::from(inv.is_some()) - usize::from(had);
+            plan.push((i, merged, inv));
+        }
+        if plan.is_empty() {
+            return Applied::default();
+        }
+        if valid_after == 0 && valid_before > 0 {
+            tracing::warn!("configurators leave no valid provider; keeping the current invokers");
+            let mut retired = Vec::new();
+            for (_, merged, inv) in plan {
+                if inv.is_some() {
+                    retired.extend(self.release(&merged));
+                }
+            }
+            return Applied { changed: false, kept_old: true, retired };
+        }
+        let mut retired = Vec::new();
+        for (i, merged, inv) in plan {
+            let Some(Some(e)) = self.slots.get_mut(i as usize) else { continue };
+            let old_merged = std::mem::replace(&mut e.merged, merged);
+            let old_inv = std::mem::replace(&mut e.invoker, inv);
+            if ctx.sort_keys {
+                e.sort_key = Some(Arc::from(e.merged.to_string()));
+            }
+            if old_inv.is_some() {
+                retired.extend(self.release(&old_merged));
+            }
+        }
+        Applied { changed: true, kept_old: false, retired }
+    }
+
+    /// Removes everything (forbidden); returns the invokers to destroy.
+    pub fn clear(&mut self) -> Vec<SharedInvoker> {
+        let retired = self.referred.drain().map(|(_, r)| r.invoker).collect();
+        *self = ProviderTable { epoch: self.epoch, ..ProviderTable::default() };
+        retired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directory::test_support::RecordingFactory;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    fn ctx<'a>(consumer: &'a Url, f: &'a RecordingFactory) -> Ctx<'a> {
+        Ctx { consumer, configurators: &[], compat: DubboCompat::V3, factory: f, sort_keys: false }
+    }
+
+    #[test]
+    fn pointer_then_value_reuse_and_retire() {
+        let c = u("consumer://9.9.9.9/S?interface=S");
+        let f = RecordingFactory::default();
+        let mut t = ProviderTable::default();
+        let a = u("dubbo://1.1.1.1:1/S?timestamp=1");
+        let b = u("dubbo://1.1.1.2:1/S");
+        let r = t.apply(&[a.clone(), b.clone()], &ctx(&c, &f));
+        assert!(r.changed && r.retired.is_empty());
+        assert_eq!(f.referred(), 2);
+        // Same objects: nothing changes.
+        let r = t.apply(&[a.clone(), b.clone()], &ctx(&c, &f));
+        assert!(!r.changed);
+        // Equal by value (other timestamp value): reused, no new refer.
+        let a2 = u("dubbo://1.1.1.1:1/S?timestamp=2");
+        let r = t.apply(&[a2.clone(), b.clone()], &ctx(&c, &f));
+        assert!(!r.changed);
+        assert_eq!(f.referred(), 2);
+        // b removed: retired.
+        let r = t.apply(&[a2.clone()], &ctx(&c, &f));
+        assert!(r.changed);
+        assert_eq!(r.retired.len(), 1);
+        assert_eq!(r.retired[0].url().host(), Some("1.1.1.2"));
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn duplicates_collapse() {
+        let c = u("consumer://9.9.9.9/S?interface=S");
+        let f = RecordingFactory::default();
+        let mut t = ProviderTable::default();
+        let a = u("dubbo://1.1.1.1:1/S");
+        t.apply(&[a.clone(), a.clone(), u("dubbo://1.1.1.1:1/S")], &ctx(&c, &f));
+        assert_eq!(t.len(), 1);
+        assert_eq!(f.referred(), 1);
+    }
+
+    #[test]
+    fn all_invalid_keeps_old() {
+        let c = u("consumer://9.9.9.9/S?interface=S&protocol=dubbo");
+        let f = RecordingFactory::default();
+        let mut t = ProviderTable::default();
+        t.apply(&[u("dubbo://1.1.1.1:1/S")], &ctx(&c, &f));
+        let r = t.apply(&[u("rest://1.1.1.1:1/S")], &ctx(&c, &f));
+        assert!(r.kept_old && !r.changed);
+        assert_eq!(t.valid(), 1);
+        assert_eq!(t.entries().next().unwrap().raw.protocol(), Some("dubbo"));
+    }
+}
