@@ -1,0 +1,259 @@
+//! Between Dubbo URLs and Nacos instances (§6.3, §6.4): the metadata a registration stores,
+//! the provider URL an instance becomes, the consumer-side match rule, and [`InstanceCache`],
+//! which turns successive `instance/list` replies into provider lists while reusing the
+//! [`Url`] of every unchanged instance.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use registry_core::matching::{is_match_category, ANY, PROVIDERS};
+use registry_core::url::comma_split;
+use registry_core::Url;
+use rustc_hash::FxHashMap;
+use tracing::warn;
+
+use crate::model::{RawHost, RawInstanceList};
+
+/// Instance metadata of a registration: every URL param plus `category` (default providers),
+/// `protocol` and `path` (each only when non-empty, like Dubbo's `URL.addParameter`).
+pub fn instance_metadata(url: &Url) -> BTreeMap<String, String> {
+    let mut m: BTreeMap<String, String> =
+        url.params().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+    m.insert("category".into(), url.category_or(PROVIDERS).to_owned());
+    if let Some(p) = url.protocol().filter(|p| !p.is_empty()) {
+        m.insert("protocol".into(), p.to_owned());
+    }
+    if let Some(p) = url.path().filter(|p| !p.is_empty()) {
+        m.insert("path".into(), p.to_owned());
+    }
+    m
+}
+
+/// The provider URL of an instance: `metadata.protocol://ip:port/metadata.path?metadata`.
+/// `None` when the metadata has no protocol (not a Dubbo registration).
+pub fn provider_url(ip: &str, port: i32, metadata: &BTreeMap<String, String>) -> Option<Url> {
+    let protocol = metadata.get("protocol").filter(|p| !p.is_empty())?;
+    let mut b = Url::builder(protocol).host(ip).port(port);
+    if let Some(path) = metadata.get("path").filter(|p| !p.is_empty()) {
+        b = b.path(path);
+    }
+    Some(b.params(metadata.iter().map(|(k, v)| (k.as_str(), v.as_str()))).build())
+}
+
+/// `UrlUtils.isMatch(consumer, provider)` as Dubbo 3.x evaluates it on a
+/// `DubboServiceAddressURL` (§2.1, §5.1): the interface and the classifier are read through the
+/// consumer (so they always agree), `enabled` is the consumer's value when it has one, and
+/// category, group and version are the provider's own.
+pub fn is_match_provider(consumer: &Url, provider: &Url) -> bool {
+    if !is_match_category(provider.category_or(PROVIDERS), consumer.category_or(PROVIDERS)) {
+        return false;
+    }
+    let enabled = consumer.param("enabled").filter(|v| !v.is_empty()).or_else(|| provider.param("enabled"));
+    let enabled = enabled.filter(|v| !v.is_empty()).is_none_or(|v| v.eq_ignore_ascii_case("true"));
+    if !enabled && consumer.param("enabled") != Some(ANY) {
+        return false;
+    }
+    let cg = consumer.param("group");
+    let pg = provider.param("group");
+    let group_ok = cg == Some(ANY)
+        || cg == pg
+        || match (cg, pg.filter(|g| !g.is_empty())) {
+            (Some(cg), Some(pg)) => comma_split(cg).contains(&pg),
+            _ => false,
+        };
+    if !group_ok {
+        return false;
+    }
+    let cv = consumer.param("version");
+    cv == Some(ANY) || cv == provider.param("version")
+}
+
+#[derive(Debug)]
+struct Entry {
+    port: i64,
+    enabled: bool,
+    /// The raw metadata JSON this entry was built from.
+    metadata: Box<str>,
+    url: Option<Url>,
+    seen: u64,
+}
+
+/// The instances of one Nacos service, kept between polls.
+///
+/// [`InstanceCache::apply`] parses a reply and reports whether the enabled provider list
+/// changed; an instance whose metadata text and `enabled` flag are unchanged keeps its [`Url`]
+/// (no metadata parsing, no allocation), so an unchanged list costs one JSON scan.
+#[derive(Debug, Default)]
+pub struct InstanceCache {
+    by_ip: FxHashMap<Box<str>, Vec<Entry>>,
+    generation: u64,
+    len: usize,
+    urls: Option<Arc<[Url]>>,
+}
+
+impl InstanceCache {
+    /// An empty cache (no list known yet).
+    pub fn new() -> Self {
+        InstanceCache::default()
+    }
+
+    /// The enabled provider URLs of the last applied reply (sorted by ip, port), `None`
+    /// before the first reply.
+    pub fn urls(&self) -> Option<&Arc<[Url]>> {
+        self.urls.as_ref()
+    }
+
+    /// Applies an `instance/list` reply. Returns `Ok(true)` when the provider list changed
+    /// (always for the first reply) and `Err` for a reply that is not an instance list (the
+    /// cache is then unchanged).
+    pub fn apply(&mut self, service: &str, body: &str) -> Result<bool, serde_json::Error> {
+        let list: RawInstanceList<'_> = serde_json::from_str(body)?;
+        self.generation += 1;
+        let generation = self.generation;
+        let mut changed = self.urls.is_none();
+        let mut seen = 0usize;
+        for h in &list.hosts {
+            seen += 1;
+            changed |= self.upsert(service, h, generation);
+        }
+        if seen != self.len || self.by_ip.values().flatten().any(|e| e.seen != generation) {
+            // Something disappeared (or a duplicate ip:port collapsed).
+            self.by_ip.retain(|_, v| {
+                v.retain(|e| e.seen == generation);
+                !v.is_empty()
+            });
+            changed = true;
+        }
+        self.len = self.by_ip.values().map(Vec::len).sum();
+        if changed {
+            let mut urls: Vec<(&str, i64, &Url)> = Vec::with_capacity(self.len);
+            for (ip, v) in &self.by_ip {
+                for e in v.iter().filter(|e| e.enabled) {
+                    if let Some(u) = &e.url {
+                        urls.push((ip, e.port, u));
+                    }
+                }
+            }
+            urls.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            let new: Arc<[Url]> = urls.into_iter().map(|(_, _, u)| u.clone()).collect();
+            self.urls = Some(new);
+        }
+        Ok(changed)
+    }
+
+    /// Inserts or refreshes one host; true when it is new or different.
+    fn upsert(&mut self, service: &str, h: &RawHost<'_>, generation: u64) -> bool {
+        let raw = h.metadata.map_or("{}", |m| m.get());
+        let list = match self.by_ip.get_mut(h.ip.as_ref()) {
+            Some(l) => l,
+            None => self.by_ip.entry(Box::from(h.ip.as_ref())).or_default(),
+        };
+        if let Some(e) = list.iter_mut().find(|e| e.port == h.port) {
+            if e.seen == generation {
+                return false; // duplicate ip:port in one reply: first wins
+            }
+            e.seen = generation;
+            if e.enabled == h.enabled && &*e.metadata == raw {
+                return false;
+            }
+            e.enabled = h.enabled;
+            e.metadata = Box::from(raw);
+            e.url = build(service, &h.ip, h.port, raw);
+            return true;
+        }
+        list.push(Entry {
+            port: h.port,
+            enabled: h.enabled,
+            metadata: Box::from(raw),
+            url: build(service, &h.ip, h.port, raw),
+            seen: generation,
+        });
+        true
+    }
+}
+
+fn build(service: &str, ip: &str, port: i64, raw_metadata: &str) -> Option<Url> {
+    let Ok(port) = i32::try_from(port) else {
+        warn!(service, ip, port, "nacos instance with an invalid port ignored");
+        return None;
+    };
+    let metadata: BTreeMap<String, String> = match serde_json::from_str(raw_metadata) {
+        Ok(m) => m,
+        Err(e) => {
+            warn!(service, ip, port, error = %e, "nacos instance with unreadable metadata ignored");
+            return None;
+        }
+    };
+    let url = provider_url(ip, port, &metadata);
+    if url.is_none() {
+        warn!(service, ip, port, "nacos instance without a `protocol` in its metadata ignored (not a Dubbo provider)");
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(hosts: &[(&str, i64, bool, &str)]) -> String {
+        let hs: Vec<String> = hosts
+            .iter()
+            .map(|(ip, port, en, md)| format!(r#"{{"ip":"{ip}","port":{port},"enabled":{en},"healthy":false,"metadata":{md}}}"#))
+            .collect();
+        format!(r#"{{"name":"x","lastRefTime":1,"hosts":[{}]}}"#, hs.join(","))
+    }
+
+    const MD: &str = r#"{"protocol":"dubbo","path":"com.Foo","interface":"com.Foo","version":"1"}"#;
+
+    #[test]
+    fn metadata_of_a_registration() {
+        let u = Url::parse("tri://10.0.0.1:50051/com.Foo?interface=com.Foo&side=provider").unwrap();
+        let m = instance_metadata(&u);
+        assert_eq!(m["category"], "providers");
+        assert_eq!(m["protocol"], "tri");
+        assert_eq!(m["path"], "com.Foo");
+        assert_eq!(m["side"], "provider");
+        let p = provider_url("10.0.0.1", 50051, &m).unwrap();
+        assert_eq!(p.to_full_string(), "tri://10.0.0.1:50051/com.Foo?category=providers&interface=com.Foo&path=com.Foo&protocol=tri&side=provider");
+    }
+
+    #[test]
+    fn cache_reuses_and_detects_changes() {
+        let mut c = InstanceCache::new();
+        assert!(c.apply("s", &reply(&[("10.0.0.2", 1, true, MD), ("10.0.0.1", 1, true, MD)])).unwrap());
+        let first = c.urls().unwrap().clone();
+        assert_eq!(first.len(), 2);
+        assert_eq!(first[0].host(), Some("10.0.0.1"));
+        // Same content, different order and a new lastRefTime: no change, same Url objects.
+        assert!(!c.apply("s", &reply(&[("10.0.0.1", 1, true, MD), ("10.0.0.2", 1, true, MD)])).unwrap());
+        assert!(Url::ptr_eq(&first[0], &c.urls().unwrap()[0]));
+        // Disabled: gone from the list; healthy is ignored.
+        assert!(c.apply("s", &reply(&[("10.0.0.1", 1, false, MD), ("10.0.0.2", 1, true, MD)])).unwrap());
+        assert_eq!(c.urls().unwrap().len(), 1);
+        // Removal.
+        assert!(c.apply("s", &reply(&[("10.0.0.1", 1, false, MD)])).unwrap());
+        assert_eq!(c.urls().unwrap().len(), 0);
+        // Garbage keeps the last list.
+        assert!(c.apply("s", "<html>oops").is_err());
+        assert_eq!(c.urls().unwrap().len(), 0);
+        // No protocol / bad metadata: ignored, not fatal.
+        assert!(c.apply("s", &reply(&[("10.0.0.3", 1, true, r#"{"a":"b"}"#), ("10.0.0.4", 1, true, r#"{"a":1}"#), ("10.0.0.5", 2, true, MD)])).unwrap());
+        assert_eq!(c.urls().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn match_reads_interface_through_the_consumer() {
+        let c = Url::parse("consumer://1.1.1.1/com.Foo?interface=com.Foo&version=1&category=providers,configurators,routers").unwrap();
+        let p = Url::parse("dubbo://2.2.2.2:1/com.Other?interface=com.Other&version=1").unwrap();
+        assert!(is_match_provider(&c, &p));
+        let p2 = Url::parse("dubbo://2.2.2.2:1/com.Foo?version=2").unwrap();
+        assert!(!is_match_provider(&c, &p2));
+        let dis = Url::parse("dubbo://2.2.2.2:1/com.Foo?version=1&enabled=false").unwrap();
+        assert!(!is_match_provider(&c, &dis));
+        let any = c.with_param("enabled", "*");
+        assert!(is_match_provider(&any, &dis));
+        let g = Url::parse("consumer://1.1.1.1/com.Foo?interface=com.Foo&version=*&group=a,b").unwrap();
+        assert!(is_match_provider(&g, &p.with_param("group", "b")));
+        assert!(!is_match_provider(&g, &p));
+    }
+}
