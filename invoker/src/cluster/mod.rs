@@ -1,1 +1,213 @@
-//! (lands with the invoker issue)
+//! Cluster invokers (§8): one invoker in front of a [`Directory`] that chooses a provider per
+//! call and handles failures by a strategy named by the consumer URL's `cluster` parameter
+//! (default `failover`).
+//!
+//! Entry point: [`join`] (or [`join_with`]) returns a [`MockClusterInvoker`] wrapping the
+//! strategy, exactly like Dubbo's `cluster.join(directory, true)`.
+//!
+//! | name | behaviour |
+//! |---|---|
+//! | `failover` | retry other providers on non-biz errors (`retries`, default 2) |
+//! | `failfast` | one attempt |
+//! | `failsafe` | errors become an empty result |
+//! | `failback` | errors become an empty result; bounded background retries |
+//! | `forking` | `forks` parallel calls, first answer wins, `timeout` bounds the wait |
+//! | `broadcast` | call every provider; `broadcast.fail.percent` stops early |
+//! | `available` | the first available provider, no load balancing |
+
+pub mod broadcast;
+pub mod core;
+pub mod failback;
+pub mod failfast;
+pub mod failover;
+pub mod failsafe;
+pub mod forking;
+
+mod available;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use registry_core::Url;
+use tracing::warn;
+
+pub use self::core::ClusterCore;
+pub use self::failback::FailbackOptions;
+use self::failback::Failback;
+use crate::directory::Directory;
+use crate::loadbalance::LoadBalance;
+use crate::mock::{MockClusterInvoker, MockRegistry};
+use crate::rpc::{Invocation, Invoker, RpcResult, SharedInvoker};
+
+/// A cluster strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ClusterKind {
+    /// `failover` (default).
+    #[default]
+    Failover,
+    /// `failfast`.
+    Failfast,
+    /// `failsafe`.
+    Failsafe,
+    /// `failback`.
+    Failback,
+    /// `forking`.
+    Forking,
+    /// `broadcast`.
+    Broadcast,
+    /// `available`.
+    Available,
+}
+
+impl ClusterKind {
+    /// The strategy for a `cluster` name (case-sensitive, as Dubbo's SPI names); `None` when
+    /// unknown.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "failover" => ClusterKind::Failover,
+            "failfast" => ClusterKind::Failfast,
+            "failsafe" => ClusterKind::Failsafe,
+            "failback" => ClusterKind::Failback,
+            "forking" => ClusterKind::Forking,
+            "broadcast" => ClusterKind::Broadcast,
+            "available" => ClusterKind::Available,
+            _ => return None,
+        })
+    }
+
+    /// The SPI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClusterKind::Failover => "failover",
+            ClusterKind::Failfast => "failfast",
+            ClusterKind::Failsafe => "failsafe",
+            ClusterKind::Failback => "failback",
+            ClusterKind::Forking => "forking",
+            ClusterKind::Broadcast => "broadcast",
+            ClusterKind::Available => "available",
+        }
+    }
+
+    /// The strategy named by the consumer URL's `cluster` parameter; unknown names fall back
+    /// to failover with a warning.
+    pub fn for_url(consumer_url: &Url) -> Self {
+        match consumer_url.param("cluster").map(str::trim).filter(|s| !s.is_empty()) {
+            None => ClusterKind::Failover,
+            Some(n) => ClusterKind::from_name(n).unwrap_or_else(|| {
+                warn!(cluster = n, "unknown cluster strategy, using failover");
+                ClusterKind::Failover
+            }),
+        }
+    }
+}
+
+/// Options for [`join_with`].
+#[derive(Debug, Clone)]
+pub struct ClusterOptions {
+    /// The strategy; `None` reads the consumer URL's `cluster` parameter.
+    pub kind: Option<ClusterKind>,
+    /// A fixed load balancer; `None` uses the first invoker URL's `loadbalance` per call.
+    pub loadbalance: Option<Arc<dyn LoadBalance>>,
+    /// `dubbo.reselect.count` (default 10).
+    pub reselect_count: usize,
+    /// Failback retry timing.
+    pub failback: FailbackOptions,
+    /// Where impl mocks and mock exception classes are looked up; `None` = the process-wide
+    /// [`MockRegistry::global`].
+    pub mock_registry: Option<Arc<MockRegistry>>,
+}
+
+impl Default for ClusterOptions {
+    fn default() -> Self {
+        ClusterOptions {
+            kind: None,
+            loadbalance: None,
+            reselect_count: self::core::DEFAULT_RESELECT_COUNT,
+            failback: FailbackOptions::default(),
+            mock_registry: None,
+        }
+    }
+}
+
+/// Builds the cluster for `directory` (strategy from its consumer URL's `cluster` param),
+/// wrapped in a [`MockClusterInvoker`]: the invoker a consumer reference calls.
+pub fn join(directory: Arc<dyn Directory>) -> SharedInvoker {
+    join_with(directory, ClusterOptions::default())
+}
+
+/// Like [`join`] with explicit options.
+pub fn join_with(directory: Arc<dyn Directory>, options: ClusterOptions) -> SharedInvoker {
+    let registry = options.mock_registry.clone().unwrap_or_else(MockRegistry::global);
+    let cluster: SharedInvoker = Arc::new(ClusterInvoker::new(directory.clone(), options));
+    Arc::new(MockClusterInvoker::new(directory, cluster, registry))
+}
+
+/// A cluster strategy over a directory, without the mock wrapper.
+#[derive(Debug)]
+pub struct ClusterInvoker {
+    core: Arc<ClusterCore>,
+    kind: ClusterKind,
+    failback: Option<Failback>,
+}
+
+impl ClusterInvoker {
+    /// A cluster over `directory` with `options`.
+    pub fn new(directory: Arc<dyn Directory>, options: ClusterOptions) -> Self {
+        let kind = options.kind.unwrap_or_else(|| ClusterKind::for_url(&directory.consumer_url()));
+        let core = Arc::new(ClusterCore::new(directory, options.loadbalance, options.reselect_count));
+        let failback = (kind == ClusterKind::Failback).then(|| Failback::new(options.failback));
+        ClusterInvoker { core, kind, failback }
+    }
+
+    /// The strategy.
+    pub fn kind(&self) -> ClusterKind {
+        self.kind
+    }
+
+    /// The shared core (select/reselect, directory).
+    pub fn core(&self) -> &Arc<ClusterCore> {
+        &self.core
+    }
+
+    /// Failback only: the number of background retry tasks still pending.
+    pub fn pending_retries(&self) -> usize {
+        self.failback.as_ref().map_or(0, Failback::pending)
+    }
+}
+
+#[async_trait]
+impl Invoker for ClusterInvoker {
+    fn url(&self) -> &Url {
+        self.core.url()
+    }
+
+    fn is_available(&self) -> bool {
+        !self.core.is_destroyed() && self.core.directory().is_available()
+    }
+
+    async fn invoke(&self, invocation: &Invocation) -> RpcResult {
+        self.core.check_whether_destroyed()?;
+        let set = self.core.list_checked(invocation)?;
+        let lb = self.core.load_balance(&set, invocation);
+        let core = &*self.core;
+        match self.kind {
+            ClusterKind::Failover => failover::invoke(core, invocation, set, &*lb).await,
+            ClusterKind::Failfast => failfast::invoke(core, invocation, &set, &*lb).await,
+            ClusterKind::Failsafe => failsafe::invoke(core, invocation, &set, &*lb).await,
+            ClusterKind::Forking => forking::invoke(core, invocation, set, &*lb).await,
+            ClusterKind::Broadcast => broadcast::invoke(core, invocation, &set).await,
+            ClusterKind::Available => available::invoke(core, invocation, &set).await,
+            ClusterKind::Failback => match &self.failback {
+                Some(fb) => fb.invoke(&self.core, invocation, &set, lb).await,
+                None => failsafe::invoke(core, invocation, &set, &*lb).await,
+            },
+        }
+    }
+
+    fn destroy(&self) {
+        self.core.destroy();
+        if let Some(fb) = &self.failback {
+            fb.stop();
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! [`MockInvoker`]: answers a call from a mock string (`return`, `throw`, or an impl mock).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use registry_core::Url;
+
+use super::registry::MockRegistry;
+use super::value::{parse_mock_value, JavaType};
+use super::is_config_default;
+use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult};
+
+const RETURN_PREFIX: &str = "return ";
+const THROW_PREFIX: &str = "throw";
+const FAIL_PREFIX: &str = "fail:";
+const FORCE_PREFIX: &str = "force:";
+
+/// The message of mocked exceptions.
+pub const MOCK_EXCEPTION_MESSAGE: &str = "mocked exception for service degradation.";
+
+/// Dubbo's `MockInvoker.normalizeMock`: trim; `return` → `return null`;
+/// `true`/`default`/`fail`/`force` → `default`; strip `fail:` then `force:`; in `return`/`throw`
+/// forms back quotes become `"`. `None` stays `None`.
+pub fn normalize_mock(mock: Option<&str>) -> Option<String> {
+    let mock = mock?.trim();
+    if mock.is_empty() {
+        return Some(String::new());
+    }
+    if mock.eq_ignore_ascii_case("return") {
+        return Some(format!("{RETURN_PREFIX}null"));
+    }
+    if is_config_default(mock) || mock.eq_ignore_ascii_case("fail") || mock.eq_ignore_ascii_case("force") {
+        return Some("default".to_owned());
+    }
+    let mut m = mock;
+    if let Some(rest) = m.strip_prefix(FAIL_PREFIX) {
+        m = rest.trim();
+    }
+    if let Some(rest) = m.strip_prefix(FORCE_PREFIX) {
+        m = rest.trim();
+    }
+    if m.starts_with(RETURN_PREFIX) || m.starts_with(THROW_PREFIX) {
+        return Some(m.replace('`', "\""));
+    }
+    Some(m.to_owned())
+}
+
+/// Answers calls from the `mock` parameter of its URL: the consumer URL, or the URL of a
+/// `mock://` provider.
+#[derive(Debug, Clone)]
+pub struct MockInvoker {
+    url: Url,
+    interface: String,
+    registry: Arc<MockRegistry>,
+}
+
+impl MockInvoker {
+    /// A mock invoker reading `mock` from `url`; `interface` names `<Interface>Mock` impls.
+    pub fn new(url: Url, interface: impl Into<String>, registry: Arc<MockRegistry>) -> Self {
+        MockInvoker { url, interface: interface.into(), registry }
+    }
+
+    /// Runs the mock for one call (synchronous: no I/O happens).
+    pub fn answer(&self, invocation: &Invocation) -> RpcResult {
+        let method = invocation.real_method();
+        let raw = self.url.method_param(method, "mock").filter(|s| !s.trim().is_empty());
+        let Some(raw) = raw else {
+            return Err(RpcError::new(
+                RpcErrorCode::Unknown,
+                format!("mock can not be null. url :{}", self.url),
+            ));
+        };
+        let decoded = registry_core::codec::decode(raw)
+            .map_err(|e| RpcError::new(RpcErrorCode::Unknown, format!("bad mock {raw:?}: {e}")))?;
+        let mock = normalize_mock(Some(&decoded)).unwrap_or_default();
+        if let Some(v) = mock.strip_prefix(RETURN_PREFIX) {
+            let v = v.trim();
+            let rt = invocation.return_type().map(JavaType::parse);
+            return match parse_mock_value(v, rt.as_ref()) {
+                Ok(value) => Ok(RpcResponse::new(value)),
+                Err(e) => Err(RpcError::new(
+                    RpcErrorCode::Unknown,
+                    format!(
+                        "mock return invoke error. method :{method}, mock:{v}, url: {}; {}",
+                        self.url, e.message
+                    ),
+                )),
+            };
+        }
+        if let Some(class) = mock.strip_prefix(THROW_PREFIX) {
+            let class = class.trim();
+            if class.is_empty() {
+                return Err(RpcError::new(RpcErrorCode::Unknown, MOCK_EXCEPTION_MESSAGE));
+            }
+            if self.registry.knows_exception(class) {
+                return Err(RpcError::biz(class, MOCK_EXCEPTION_MESSAGE));
+            }
+            return Err(RpcError::new(
+                RpcErrorCode::Unknown,
+                format!(
+                    "mock throw error :{class} argument error. Caused by java.lang.IllegalStateException: class not found: {class}"
+                ),
+            ));
+        }
+        let class = if is_config_default(&mock) { format!("{}Mock", self.interface) } else { mock };
+        match self.registry.impl_for(&class) {
+            Some(imp) => imp.invoke(invocation),
+            None => Err(RpcError::new(
+                RpcErrorCode::Unknown,
+                format!("Failed to create mock implementation class {class}: no impl mock registered"),
+            )),
+        }
+    }
+}
+
+#[async_trait]
+impl Invoker for MockInvoker {
+    fn url(&self) -> &Url {
+        &self.url
+    }
+
+    async fn invoke(&self, invocation: &Invocation) -> RpcResult {
+        self.answer(invocation)
+    }
+}
