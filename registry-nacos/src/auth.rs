@@ -25,7 +25,11 @@ pub(crate) struct TokenManager {
 
 impl TokenManager {
     pub(crate) fn new(credentials: Option<Credentials>) -> Self {
-        TokenManager { credentials, token: parking_lot::Mutex::new(None), login_lock: tokio::sync::Mutex::new(()) }
+        TokenManager {
+            credentials,
+            token: parking_lot::Mutex::new(None),
+            login_lock: tokio::sync::Mutex::new(()),
+        }
     }
 
     pub(crate) fn credentials(&self) -> Option<&Credentials> {
@@ -35,7 +39,9 @@ impl TokenManager {
     /// The token if one is held and not due for refresh.
     pub(crate) fn current(&self) -> Option<Secret> {
         let t = self.token.lock();
-        t.as_ref().filter(|t| Instant::now() < t.refresh_at).map(|t| t.value.clone())
+        t.as_ref()
+            .filter(|t| Instant::now() < t.refresh_at)
+            .map(|t| t.value.clone())
     }
 
     pub(crate) fn login_lock(&self) -> &tokio::sync::Mutex<()> {
@@ -46,7 +52,10 @@ impl TokenManager {
     pub(crate) fn store(&self, value: Secret, ttl: Duration) {
         // Refresh after 90 % of the TTL (at least one second before it ends).
         let window = (ttl / 10).max(Duration::from_secs(1)).min(ttl);
-        *self.token.lock() = Some(Token { value, refresh_at: Instant::now() + (ttl - window) });
+        *self.token.lock() = Some(Token {
+            value,
+            refresh_at: Instant::now() + (ttl - window),
+        });
     }
 
     /// Forgets the token (after a 403) so the next request logs in again.
@@ -75,6 +84,9 @@ mod tests {
         m.invalidate(&t);
         assert!(m.current().is_none());
         m.store(Secret::new("short"), Duration::from_millis(500));
-        assert!(m.current().is_none(), "a TTL shorter than the window is refreshed at once");
+        assert!(
+            m.current().is_none(),
+            "a TTL shorter than the window is refreshed at once"
+        );
     }
 }

@@ -58,7 +58,11 @@ impl NacosBackend {
     /// A backend polling `instance/list` for changes (see [`PollingSource`]).
     pub fn new(url: &Url) -> Result<Self, NacosError> {
         Self::with_source(url, |client, cfg, cancel| {
-            Arc::new(PollingSource::new(client.clone(), cfg.poll_interval, cancel.clone()))
+            Arc::new(PollingSource::new(
+                client.clone(),
+                cfg.poll_interval,
+                cancel.clone(),
+            ))
         })
     }
 
@@ -108,7 +112,12 @@ impl NacosBackend {
         }
         Ok(names
             .into_iter()
-            .map(|service| InstanceSpec { service, ip: ip.to_owned(), port: url.port(), metadata: metadata.clone() })
+            .map(|service| InstanceSpec {
+                service,
+                ip: ip.to_owned(),
+                port: url.port(),
+                metadata: metadata.clone(),
+            })
             .collect())
     }
 
@@ -125,7 +134,10 @@ fn sanitize(url: &Url, cfg: &NacosConfig) -> Url {
     }
     let stripped = url.without_params(&["password"]);
     match (&cfg.credentials, url.username().filter(|u| !u.is_empty())) {
-        (Some(c), None) => stripped.to_builder().credentials(&c.username, Some(c.password.expose())).build(),
+        (Some(c), None) => stripped
+            .to_builder()
+            .credentials(&c.username, Some(c.password.expose()))
+            .build(),
         _ => stripped,
     }
 }
@@ -170,7 +182,9 @@ impl RegistryBackend for NacosBackend {
         for inst in self.instances_of(url)? {
             let key = (inst.service.clone(), inst.ip.clone(), inst.port);
             drop(self.registered.lock().remove(&key));
-            self.client.deregister_instance(&inst.service, &inst.ip, inst.port).await?;
+            self.client
+                .deregister_instance(&inst.service, &inst.ip, inst.port)
+                .await?;
         }
         Ok(())
     }
@@ -215,7 +229,8 @@ impl RegistryBackend for NacosBackend {
 
     async fn do_destroy(&self) {
         self.cancel.cancel();
-        let all: Vec<(InstanceKey, (InstanceSpec, Heartbeat))> = self.registered.lock().drain().collect();
+        let all: Vec<(InstanceKey, (InstanceSpec, Heartbeat))> =
+            self.registered.lock().drain().collect();
         for ((service, ip, port), (_spec, hb)) in all {
             drop(hb);
             if let Err(e) = self.client.deregister_instance(&service, &ip, port).await {

@@ -117,11 +117,18 @@ impl NacosClient {
             ("ephemeral", "true"),
             ("metadata", metadata.as_str()),
         ];
-        self.call("instance/register", Method::POST, INSTANCE_PATH, &q, None).await.map(drop)
+        self.call("instance/register", Method::POST, INSTANCE_PATH, &q, None)
+            .await
+            .map(drop)
     }
 
     /// `DELETE /nacos/v1/ns/instance`. Deleting an unknown instance is not an error.
-    pub async fn deregister_instance(&self, service: &str, ip: &str, port: i32) -> Result<(), NacosError> {
+    pub async fn deregister_instance(
+        &self,
+        service: &str,
+        ip: &str,
+        port: i32,
+    ) -> Result<(), NacosError> {
         let port = port.to_string();
         let q = [
             ("serviceName", service),
@@ -132,12 +139,24 @@ impl NacosClient {
             ("clusterName", DEFAULT_CLUSTER),
             ("ephemeral", "true"),
         ];
-        self.call("instance/deregister", Method::DELETE, INSTANCE_PATH, &q, None).await.map(drop)
+        self.call(
+            "instance/deregister",
+            Method::DELETE,
+            INSTANCE_PATH,
+            &q,
+            None,
+        )
+        .await
+        .map(drop)
     }
 
     /// `PUT /nacos/v1/ns/instance/beat` with the full beat JSON (ip, port, serviceName,
     /// cluster, weight, metadata), so a server that lost the instance re-creates it whole.
-    pub async fn beat(&self, inst: &InstanceSpec, period: Duration) -> Result<BeatOutcome, NacosError> {
+    pub async fn beat(
+        &self,
+        inst: &InstanceSpec,
+        period: Duration,
+    ) -> Result<BeatOutcome, NacosError> {
         let grouped = format!("{}@@{}", self.group, inst.service);
         let info = BeatInfo {
             service_name: &grouped,
@@ -160,7 +179,15 @@ impl NacosClient {
             ("port", port.as_str()),
             ("clusterName", DEFAULT_CLUSTER),
         ];
-        let (server, body) = self.call_with_server("instance/beat", Method::PUT, BEAT_PATH, &q, Some(&[("beat", beat.as_str())])).await?;
+        let (server, body) = self
+            .call_with_server(
+                "instance/beat",
+                Method::PUT,
+                BEAT_PATH,
+                &q,
+                Some(&[("beat", beat.as_str())]),
+            )
+            .await?;
         let reply: BeatReply = serde_json::from_str(&body).map_err(|e| NacosError::Malformed {
             server,
             op: "instance/beat",
@@ -184,7 +211,8 @@ impl NacosClient {
             ("namespaceId", self.namespace.as_str()),
             ("healthyOnly", "false"),
         ];
-        self.call_with_server("instance/list", Method::GET, LIST_PATH, &q, None).await
+        self.call_with_server("instance/list", Method::GET, LIST_PATH, &q, None)
+            .await
     }
 
     /// Every service name of the group (`service/list`, paged by `page_size`).
@@ -199,12 +227,15 @@ impl NacosClient {
                 ("groupName", self.group.as_str()),
                 ("namespaceId", self.namespace.as_str()),
             ];
-            let (server, body) = self.call_with_server("service/list", Method::GET, SERVICES_PATH, &q, None).await?;
-            let list: ServiceList = serde_json::from_str(&body).map_err(|e| NacosError::Malformed {
-                server,
-                op: "service/list",
-                reason: e.to_string(),
-            })?;
+            let (server, body) = self
+                .call_with_server("service/list", Method::GET, SERVICES_PATH, &q, None)
+                .await?;
+            let list: ServiceList =
+                serde_json::from_str(&body).map_err(|e| NacosError::Malformed {
+                    server,
+                    op: "service/list",
+                    reason: e.to_string(),
+                })?;
             let got = list.doms.len();
             out.extend(list.doms);
             if got == 0 || out.len() >= list.count || got < page_size {
@@ -222,7 +253,9 @@ impl NacosClient {
         query: &[(&str, &str)],
         form: Option<&[(&str, &str)]>,
     ) -> Result<String, NacosError> {
-        self.call_with_server(op, method, path, query, form).await.map(|(_, b)| b)
+        self.call_with_server(op, method, path, query, form)
+            .await
+            .map(|(_, b)| b)
     }
 
     /// Sends one request, failing over across the servers; returns the server and the body.
@@ -236,11 +269,17 @@ impl NacosClient {
     ) -> Result<(String, String), NacosError> {
         let n = self.servers.len();
         let start = self.current.load(Ordering::Relaxed) % n.max(1);
-        let mut last = NacosError::Connect { server: String::new(), reason: "no servers".into() };
+        let mut last = NacosError::Connect {
+            server: String::new(),
+            reason: "no servers".into(),
+        };
         for i in 0..n {
             let idx = (start + i) % n;
             let server = &self.servers[idx];
-            match self.call_server(server, op, &method, path, query, form).await {
+            match self
+                .call_server(server, op, &method, path, query, form)
+                .await
+            {
                 Ok(body) => {
                     self.current.store(idx, Ordering::Relaxed);
                     self.available.store(true, Ordering::Relaxed);
@@ -272,7 +311,10 @@ impl NacosClient {
     ) -> Result<String, NacosError> {
         let mut token = self.token(server).await?;
         for attempt in 0..2 {
-            let mut req = self.http.request(method.clone(), format!("http://{server}{path}")).query(query);
+            let mut req = self
+                .http
+                .request(method.clone(), format!("http://{server}{path}"))
+                .query(query);
             if let Some(f) = form {
                 req = req.form(f);
             }
@@ -289,21 +331,42 @@ impl NacosClient {
             if matches!(status, StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED) {
                 if let (0, Some(t)) = (attempt, &token) {
                     // The token expired or the server restarted and forgot it: log in again.
-                    debug!(server, op, "nacos refused the access token, logging in again");
+                    debug!(
+                        server,
+                        op, "nacos refused the access token, logging in again"
+                    );
                     self.auth.invalidate(t);
                     token = self.token(server).await?;
                     continue;
                 }
-                return Err(NacosError::Auth { server: server.to_owned(), op, status: status.as_u16() });
+                return Err(NacosError::Auth {
+                    server: server.to_owned(),
+                    op,
+                    status: status.as_u16(),
+                });
             }
             let body = snippet(&body);
             return Err(if status.is_server_error() {
-                NacosError::Server { server: server.to_owned(), op, status: status.as_u16(), body }
+                NacosError::Server {
+                    server: server.to_owned(),
+                    op,
+                    status: status.as_u16(),
+                    body,
+                }
             } else {
-                NacosError::Rejected { server: server.to_owned(), op, status: status.as_u16(), body }
+                NacosError::Rejected {
+                    server: server.to_owned(),
+                    op,
+                    status: status.as_u16(),
+                    body,
+                }
             });
         }
-        Err(NacosError::Auth { server: server.to_owned(), op, status: 403 })
+        Err(NacosError::Auth {
+            server: server.to_owned(),
+            op,
+            status: 403,
+        })
     }
 
     /// The access token to send, logging in when needed (`None` without credentials).
@@ -319,7 +382,10 @@ impl NacosClient {
             return Ok(Some(t));
         }
         let op = "auth/login";
-        let form = [("username", creds.username.as_str()), ("password", creds.password.expose())];
+        let form = [
+            ("username", creds.username.as_str()),
+            ("password", creds.password.expose()),
+        ];
         self.requests.fetch_add(1, Ordering::Relaxed);
         let resp = self
             .http
@@ -332,14 +398,28 @@ impl NacosClient {
         let body = resp.text().await.map_err(|e| classify(server, op, &e))?;
         if matches!(status, StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED) {
             warn!(server, user = %creds.username, "nacos login refused");
-            return Err(NacosError::Auth { server: server.to_owned(), op, status: status.as_u16() });
+            return Err(NacosError::Auth {
+                server: server.to_owned(),
+                op,
+                status: status.as_u16(),
+            });
         }
         if !status.is_success() {
             // Never echo a login reply: keep the body out of the error.
             return Err(if status.is_server_error() {
-                NacosError::Server { server: server.to_owned(), op, status: status.as_u16(), body: String::new() }
+                NacosError::Server {
+                    server: server.to_owned(),
+                    op,
+                    status: status.as_u16(),
+                    body: String::new(),
+                }
             } else {
-                NacosError::Rejected { server: server.to_owned(), op, status: status.as_u16(), body: String::new() }
+                NacosError::Rejected {
+                    server: server.to_owned(),
+                    op,
+                    status: status.as_u16(),
+                    body: String::new(),
+                }
             });
         }
         let reply: LoginReply = serde_json::from_str(&body).map_err(|_| NacosError::Malformed {
@@ -348,9 +428,18 @@ impl NacosClient {
             reason: "not a login reply".into(),
         })?;
         let Some(tok) = reply.access_token.filter(|t| !t.is_empty()) else {
-            return Err(NacosError::Malformed { server: server.to_owned(), op, reason: "no accessToken".into() });
+            return Err(NacosError::Malformed {
+                server: server.to_owned(),
+                op,
+                reason: "no accessToken".into(),
+            });
         };
-        let ttl = Duration::from_secs(reply.token_ttl.filter(|t| *t > 0).map_or(18_000, i64::unsigned_abs));
+        let ttl = Duration::from_secs(
+            reply
+                .token_ttl
+                .filter(|t| *t > 0)
+                .map_or(18_000, i64::unsigned_abs),
+        );
         let secret = Secret::new(&tok);
         self.auth.store(secret.clone(), ttl);
         debug!(server, ttl_secs = ttl.as_secs(), "nacos login ok");
@@ -360,7 +449,10 @@ impl NacosClient {
 
 fn classify(server: &str, op: &'static str, e: &reqwest::Error) -> NacosError {
     if e.is_timeout() {
-        return NacosError::Timeout { server: server.to_owned(), op };
+        return NacosError::Timeout {
+            server: server.to_owned(),
+            op,
+        };
     }
     // reqwest's own message names the request URL (query params included): use only the kind
     // and the underlying causes.
@@ -377,5 +469,8 @@ fn classify(server: &str, op: &'static str, e: &reqwest::Error) -> NacosError {
         reason.push_str(&x.to_string());
         src = x.source();
     }
-    NacosError::Connect { server: server.to_owned(), reason }
+    NacosError::Connect {
+        server: server.to_owned(),
+        reason,
+    }
 }

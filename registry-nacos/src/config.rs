@@ -103,7 +103,9 @@ fn millis(url: &Url, key: &str, default: Duration) -> Result<Duration, NacosErro
         None => Ok(default),
         Some(v) => match v.trim().parse::<u64>() {
             Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
-            _ => Err(NacosError::InvalidConfig(format!("{key}={v:?} is not a positive number of milliseconds"))),
+            _ => Err(NacosError::InvalidConfig(format!(
+                "{key}={v:?} is not a positive number of milliseconds"
+            ))),
         },
     }
 }
@@ -122,13 +124,19 @@ impl NacosConfig {
             if b.is_empty() {
                 continue;
             }
-            let s = if b.contains(':') { b.to_owned() } else { format!("{b}:8848") };
+            let s = if b.contains(':') {
+                b.to_owned()
+            } else {
+                format!("{b}:8848")
+            };
             if !servers.contains(&s) {
                 servers.push(s);
             }
         }
         if servers.iter().any(|s| s.starts_with("0.0.0.0:")) {
-            return Err(NacosError::InvalidConfig("registry address == null (0.0.0.0)".into()));
+            return Err(NacosError::InvalidConfig(
+                "registry address == null (0.0.0.0)".into(),
+            ));
         }
         let username = url
             .username()
@@ -145,8 +153,16 @@ impl NacosConfig {
         });
         Ok(NacosConfig {
             servers,
-            namespace: url.param("namespace").filter(|v| !v.is_empty()).unwrap_or(DEFAULT_NAMESPACE).to_owned(),
-            group: url.param("group").filter(|v| !v.is_empty()).unwrap_or(DEFAULT_GROUP).to_owned(),
+            namespace: url
+                .param("namespace")
+                .filter(|v| !v.is_empty())
+                .unwrap_or(DEFAULT_NAMESPACE)
+                .to_owned(),
+            group: url
+                .param("group")
+                .filter(|v| !v.is_empty())
+                .unwrap_or(DEFAULT_GROUP)
+                .to_owned(),
             credentials,
             poll_interval: millis(url, "nacos.poll-interval", DEFAULT_POLL_INTERVAL)?,
             scan_interval: millis(url, "nacos.scan-interval", DEFAULT_SCAN_INTERVAL)?,
@@ -167,7 +183,10 @@ mod tests {
     fn reads_registry_url() {
         let u = Url::parse("nacos://alice:s3cret@127.0.0.1:8848?backup=127.0.0.1:8849,10.0.0.1&namespace=dev&nacos.poll-interval=200").unwrap();
         let c = NacosConfig::from_url(&u).unwrap();
-        assert_eq!(c.servers, ["127.0.0.1:8848", "127.0.0.1:8849", "10.0.0.1:8848"]);
+        assert_eq!(
+            c.servers,
+            ["127.0.0.1:8848", "127.0.0.1:8849", "10.0.0.1:8848"]
+        );
         assert_eq!(c.namespace, "dev");
         assert_eq!(c.group, DEFAULT_GROUP);
         assert_eq!(c.poll_interval, Duration::from_millis(200));

@@ -17,8 +17,10 @@ use crate::model::{RawHost, RawInstanceList};
 /// Instance metadata of a registration: every URL param plus `category` (default providers),
 /// `protocol` and `path` (each only when non-empty, like Dubbo's `URL.addParameter`).
 pub fn instance_metadata(url: &Url) -> BTreeMap<String, String> {
-    let mut m: BTreeMap<String, String> =
-        url.params().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+    let mut m: BTreeMap<String, String> = url
+        .params()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
     m.insert("category".into(), url.category_or(PROVIDERS).to_owned());
     if let Some(p) = url.protocol().filter(|p| !p.is_empty()) {
         m.insert("protocol".into(), p.to_owned());
@@ -37,7 +39,10 @@ pub fn provider_url(ip: &str, port: i32, metadata: &BTreeMap<String, String>) ->
     if let Some(path) = metadata.get("path").filter(|p| !p.is_empty()) {
         b = b.path(path);
     }
-    Some(b.params(metadata.iter().map(|(k, v)| (k.as_str(), v.as_str()))).build())
+    Some(
+        b.params(metadata.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .build(),
+    )
 }
 
 /// `UrlUtils.isMatch(consumer, provider)` as Dubbo 3.x evaluates it on a
@@ -45,11 +50,19 @@ pub fn provider_url(ip: &str, port: i32, metadata: &BTreeMap<String, String>) ->
 /// consumer (so they always agree), `enabled` is the consumer's value when it has one, and
 /// category, group and version are the provider's own.
 pub fn is_match_provider(consumer: &Url, provider: &Url) -> bool {
-    if !is_match_category(provider.category_or(PROVIDERS), consumer.category_or(PROVIDERS)) {
+    if !is_match_category(
+        provider.category_or(PROVIDERS),
+        consumer.category_or(PROVIDERS),
+    ) {
         return false;
     }
-    let enabled = consumer.param("enabled").filter(|v| !v.is_empty()).or_else(|| provider.param("enabled"));
-    let enabled = enabled.filter(|v| !v.is_empty()).is_none_or(|v| v.eq_ignore_ascii_case("true"));
+    let enabled = consumer
+        .param("enabled")
+        .filter(|v| !v.is_empty())
+        .or_else(|| provider.param("enabled"));
+    let enabled = enabled
+        .filter(|v| !v.is_empty())
+        .is_none_or(|v| v.eq_ignore_ascii_case("true"));
     if !enabled && consumer.param("enabled") != Some(ANY) {
         return false;
     }
@@ -174,7 +187,10 @@ impl InstanceCache {
 
 fn build(service: &str, ip: &str, port: i64, raw_metadata: &str) -> Option<Url> {
     let Ok(port) = i32::try_from(port) else {
-        warn!(service, ip, port, "nacos instance with an invalid port ignored");
+        warn!(
+            service,
+            ip, port, "nacos instance with an invalid port ignored"
+        );
         return None;
     };
     let metadata: BTreeMap<String, String> = match serde_json::from_str(raw_metadata) {
@@ -186,7 +202,12 @@ fn build(service: &str, ip: &str, port: i64, raw_metadata: &str) -> Option<Url> 
     };
     let url = provider_url(ip, port, &metadata);
     if url.is_none() {
-        warn!(service, ip, port, "nacos instance without a `protocol` in its metadata ignored (not a Dubbo provider)");
+        warn!(
+            service,
+            ip,
+            port,
+            "nacos instance without a `protocol` in its metadata ignored (not a Dubbo provider)"
+        );
     }
     url
 }
@@ -200,7 +221,10 @@ mod tests {
             .iter()
             .map(|(ip, port, en, md)| format!(r#"{{"ip":"{ip}","port":{port},"enabled":{en},"healthy":false,"metadata":{md}}}"#))
             .collect();
-        format!(r#"{{"name":"x","lastRefTime":1,"hosts":[{}]}}"#, hs.join(","))
+        format!(
+            r#"{{"name":"x","lastRefTime":1,"hosts":[{}]}}"#,
+            hs.join(",")
+        )
     }
 
     const MD: &str = r#"{"protocol":"dubbo","path":"com.Foo","interface":"com.Foo","version":"1"}"#;
@@ -220,15 +244,30 @@ mod tests {
     #[test]
     fn cache_reuses_and_detects_changes() {
         let mut c = InstanceCache::new();
-        assert!(c.apply("s", &reply(&[("10.0.0.2", 1, true, MD), ("10.0.0.1", 1, true, MD)])).unwrap());
+        assert!(c
+            .apply(
+                "s",
+                &reply(&[("10.0.0.2", 1, true, MD), ("10.0.0.1", 1, true, MD)])
+            )
+            .unwrap());
         let first = c.urls().unwrap().clone();
         assert_eq!(first.len(), 2);
         assert_eq!(first[0].host(), Some("10.0.0.1"));
         // Same content, different order and a new lastRefTime: no change, same Url objects.
-        assert!(!c.apply("s", &reply(&[("10.0.0.1", 1, true, MD), ("10.0.0.2", 1, true, MD)])).unwrap());
+        assert!(!c
+            .apply(
+                "s",
+                &reply(&[("10.0.0.1", 1, true, MD), ("10.0.0.2", 1, true, MD)])
+            )
+            .unwrap());
         assert!(Url::ptr_eq(&first[0], &c.urls().unwrap()[0]));
         // Disabled: gone from the list; healthy is ignored.
-        assert!(c.apply("s", &reply(&[("10.0.0.1", 1, false, MD), ("10.0.0.2", 1, true, MD)])).unwrap());
+        assert!(c
+            .apply(
+                "s",
+                &reply(&[("10.0.0.1", 1, false, MD), ("10.0.0.2", 1, true, MD)])
+            )
+            .unwrap());
         assert_eq!(c.urls().unwrap().len(), 1);
         // Removal.
         assert!(c.apply("s", &reply(&[("10.0.0.1", 1, false, MD)])).unwrap());
@@ -237,7 +276,16 @@ mod tests {
         assert!(c.apply("s", "<html>oops").is_err());
         assert_eq!(c.urls().unwrap().len(), 0);
         // No protocol / bad metadata: ignored, not fatal.
-        assert!(c.apply("s", &reply(&[("10.0.0.3", 1, true, r#"{"a":"b"}"#), ("10.0.0.4", 1, true, r#"{"a":1}"#), ("10.0.0.5", 2, true, MD)])).unwrap());
+        assert!(c
+            .apply(
+                "s",
+                &reply(&[
+                    ("10.0.0.3", 1, true, r#"{"a":"b"}"#),
+                    ("10.0.0.4", 1, true, r#"{"a":1}"#),
+                    ("10.0.0.5", 2, true, MD)
+                ])
+            )
+            .unwrap());
         assert_eq!(c.urls().unwrap().len(), 1);
     }
 
@@ -252,7 +300,8 @@ mod tests {
         assert!(!is_match_provider(&c, &dis));
         let any = c.with_param("enabled", "*");
         assert!(is_match_provider(&any, &dis));
-        let g = Url::parse("consumer://1.1.1.1/com.Foo?interface=com.Foo&version=*&group=a,b").unwrap();
+        let g =
+            Url::parse("consumer://1.1.1.1/com.Foo?interface=com.Foo&version=*&group=a,b").unwrap();
         assert!(is_match_provider(&g, &p.with_param("group", "b")));
         assert!(!is_match_provider(&g, &p));
     }

@@ -97,7 +97,10 @@ impl NacosError {
 
     /// True when another server of the list should be tried for this request.
     pub(crate) fn should_fail_over(&self) -> bool {
-        matches!(self, NacosError::Connect { .. } | NacosError::Timeout { .. } | NacosError::Server { .. })
+        matches!(
+            self,
+            NacosError::Connect { .. } | NacosError::Timeout { .. } | NacosError::Server { .. }
+        )
     }
 }
 
@@ -113,11 +116,13 @@ impl From<NacosError> for registry_core::Error {
     fn from(e: NacosError) -> Self {
         use registry_core::Error as E;
         match &e {
-            NacosError::InvalidConfig(_) | NacosError::InvalidServiceName(_) => E::InvalidAddress(e.to_string()),
-            // A garbage reply is a server in trouble: retryable, unlike core's `Malformed`.
-            NacosError::Connect { .. } | NacosError::Server { .. } | NacosError::Malformed { .. } => {
-                E::Unavailable(e.to_string())
+            NacosError::InvalidConfig(_) | NacosError::InvalidServiceName(_) => {
+                E::InvalidAddress(e.to_string())
             }
+            // A garbage reply is a server in trouble: retryable, unlike core's `Malformed`.
+            NacosError::Connect { .. }
+            | NacosError::Server { .. }
+            | NacosError::Malformed { .. } => E::Unavailable(e.to_string()),
             NacosError::Timeout { .. } => E::Timeout(e.to_string()),
             NacosError::Auth { .. } | NacosError::Rejected { .. } => E::Refused(e.to_string()),
             NacosError::Destroyed => E::Destroyed,
@@ -131,10 +136,17 @@ mod tests {
 
     #[test]
     fn classification() {
-        let t = NacosError::Timeout { server: "h:1".into(), op: "x" };
+        let t = NacosError::Timeout {
+            server: "h:1".into(),
+            op: "x",
+        };
         assert!(t.is_retryable());
         assert!(registry_core::Error::from(t).is_retryable());
-        let a = NacosError::Auth { server: "h:1".into(), op: "x", status: 403 };
+        let a = NacosError::Auth {
+            server: "h:1".into(),
+            op: "x",
+            status: 403,
+        };
         assert!(!a.is_retryable());
         assert!(!NacosError::InvalidConfig("x".into()).is_retryable());
         assert_eq!(snippet(&"a".repeat(300)).len(), 203);

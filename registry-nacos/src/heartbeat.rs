@@ -34,7 +34,9 @@ impl Drop for Heartbeat {
 impl Heartbeat {
     /// Starts beating for `inst` (already registered).
     pub(crate) fn start(client: Arc<NacosClient>, inst: InstanceSpec) -> Self {
-        Heartbeat { task: tokio::spawn(run(client, inst)) }
+        Heartbeat {
+            task: tokio::spawn(run(client, inst)),
+        }
     }
 }
 

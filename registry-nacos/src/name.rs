@@ -44,13 +44,21 @@ pub fn is_conform_rules(name: &str) -> bool {
 /// The name Dubbo registers `url` under: `category:interface:version:group` with the category
 /// `getCategory("providers")` and the interface `interface` param, else the path.
 pub fn register_name(url: &Url) -> String {
-    format!("{}{NAME_SEPARATOR}{}", url.category_or(PROVIDERS), url.colon_separated_key())
+    format!(
+        "{}{NAME_SEPARATOR}{}",
+        url.category_or(PROVIDERS),
+        url.colon_separated_key()
+    )
 }
 
 /// The additional name registered with `nacos.register-compatible=true`:
 /// `category:interface[:version][:group]` (blank segments omitted).
 pub fn compatible_register_name(url: &Url) -> String {
-    format!("{}{NAME_SEPARATOR}{}", url.category_or(PROVIDERS), url.compatible_colon_separated_key())
+    format!(
+        "{}{NAME_SEPARATOR}{}",
+        url.category_or(PROVIDERS),
+        url.compatible_colon_separated_key()
+    )
 }
 
 /// The legacy (≤ 2.7.1) subscribe name: `providers[:interface][:version][:group]`, each segment
@@ -82,7 +90,10 @@ fn java_split(s: &str) -> impl Iterator<Item = &str> {
     let keep = if s.is_empty() {
         1
     } else {
-        items.iter().rposition(|x| !x.is_empty()).map_or(0, |i| i + 1)
+        items
+            .iter()
+            .rposition(|x| !x.is_empty())
+            .map_or(0, |i| i + 1)
     };
     items.into_iter().take(keep)
 }
@@ -170,15 +181,29 @@ impl NacosServiceName {
                 "subscription {url} has a non-concrete interface and no category"
             )));
         }
-        let or_empty = |k: &str| Some(url.param(k).filter(|v| !v.is_empty()).unwrap_or("").to_owned());
-        Ok(NacosServiceName { category, interface, version: or_empty("version"), group: or_empty("group") })
+        let or_empty = |k: &str| {
+            Some(
+                url.param(k)
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or("")
+                    .to_owned(),
+            )
+        };
+        Ok(NacosServiceName {
+            category,
+            interface,
+            version: or_empty("version"),
+            group: or_empty("group"),
+        })
     }
 
     /// The name string `category:interface:version:group` (absent segments as `null`).
     /// Errors when the category is absent (Java's `new StringBuilder(null)` throws).
     pub fn value(&self) -> Result<String, NacosError> {
         let Some(c) = &self.category else {
-            return Err(NacosError::InvalidServiceName("a service name needs a category".into()));
+            return Err(NacosError::InvalidServiceName(
+                "a service name needs a category".into(),
+            ));
         };
         let seg = |s: &Option<String>| s.clone().unwrap_or_else(|| "null".to_owned());
         Ok(format!(
@@ -221,14 +246,18 @@ impl NacosServiceName {
         {
             return false;
         }
-        self.group == concrete.group || match_range(self.group.as_deref(), concrete.group.as_deref())
+        self.group == concrete.group
+            || match_range(self.group.as_deref(), concrete.group.as_deref())
     }
 
     /// The same name with `$` → `___` in the interface, so it compares with names as stored in
     /// Nacos.
     pub fn to_nacos_form(&self) -> NacosServiceName {
         NacosServiceName {
-            interface: self.interface.as_deref().map(|i| to_nacos_name(i).into_owned()),
+            interface: self
+                .interface
+                .as_deref()
+                .map(|i| to_nacos_name(i).into_owned()),
             ..self.clone()
         }
     }
@@ -296,13 +325,24 @@ mod tests {
     fn names_from_urls() {
         let p = Url::parse("dubbo://10.0.0.1:20880/com.foo.Outer$Inner?interface=com.foo.Outer$Inner&version=1.0&side=provider").unwrap();
         assert_eq!(register_name(&p), "providers:com.foo.Outer$Inner:1.0:");
-        assert_eq!(compatible_register_name(&p), "providers:com.foo.Outer$Inner:1.0");
-        assert_eq!(to_nacos_name(&register_name(&p)), "providers:com.foo.Outer___Inner:1.0:");
-        let c = Url::parse("consumer://10.0.0.2/com.foo.Bar?interface=com.foo.Bar&group=g&version=").unwrap();
+        assert_eq!(
+            compatible_register_name(&p),
+            "providers:com.foo.Outer$Inner:1.0"
+        );
+        assert_eq!(
+            to_nacos_name(&register_name(&p)),
+            "providers:com.foo.Outer___Inner:1.0:"
+        );
+        let c =
+            Url::parse("consumer://10.0.0.2/com.foo.Bar?interface=com.foo.Bar&group=g&version=")
+                .unwrap();
         assert_eq!(legacy_subscribe_name(&c), "providers:com.foo.Bar:g");
         let s = NacosServiceName::from_subscribe_url(&c).unwrap();
         assert_eq!(s.value().unwrap(), "providers:com.foo.Bar::g");
-        let w = Url::parse("consumer://10.0.0.9/*?interface=*&category=providers,configurators,routers").unwrap();
+        let w = Url::parse(
+            "consumer://10.0.0.9/*?interface=*&category=providers,configurators,routers",
+        )
+        .unwrap();
         let s = NacosServiceName::from_subscribe_url(&w).unwrap();
         assert_eq!(s.value().unwrap(), "providers,configurators,routers:*::");
         assert!(!s.is_concrete());

@@ -60,7 +60,12 @@ impl PollingSource {
     /// A source polling through `client` every `interval`; all pollers stop when `cancel` is
     /// cancelled (registry destroyed) or when nobody watches their service any more.
     pub fn new(client: Arc<NacosClient>, interval: Duration, cancel: CancellationToken) -> Self {
-        PollingSource { client, interval, services: Arc::default(), cancel }
+        PollingSource {
+            client,
+            interval,
+            services: Arc::default(),
+            cancel,
+        }
     }
 
     /// Number of services being polled right now.
@@ -154,11 +159,13 @@ impl Poller {
 
     async fn poll_once(&self, cache: &mut InstanceCache) -> Result<(), NacosError> {
         let (server, body) = self.client.list_instances_raw(&self.service).await?;
-        let changed = cache.apply(&self.service, &body).map_err(|e| NacosError::Malformed {
-            server,
-            op: "instance/list",
-            reason: e.to_string(),
-        })?;
+        let changed = cache
+            .apply(&self.service, &body)
+            .map_err(|e| NacosError::Malformed {
+                server,
+                op: "instance/list",
+                reason: e.to_string(),
+            })?;
         let urls = cache.urls().cloned();
         self.tx.send_if_modified(|s| {
             let had_error = s.error.take().is_some();

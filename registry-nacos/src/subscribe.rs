@@ -18,7 +18,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use registry_core::matching::{empty_url, subscribed_categories, ANY, CONFIGURATORS, CONSUMERS, PROVIDERS, ROUTERS};
+use registry_core::matching::{
+    empty_url, subscribed_categories, ANY, CONFIGURATORS, CONSUMERS, PROVIDERS, ROUTERS,
+};
 use registry_core::notify::with_empty_marker;
 use registry_core::{Publisher, Url};
 use rustc_hash::FxHashSet;
@@ -31,7 +33,9 @@ use crate::client::NacosClient;
 use crate::config::NacosConfig;
 use crate::convert::is_match_provider;
 use crate::error::NacosError;
-use crate::name::{is_conform_rules, legacy_subscribe_name, to_nacos_name, NacosServiceName, NAME_SEPARATOR};
+use crate::name::{
+    is_conform_rules, legacy_subscribe_name, to_nacos_name, NacosServiceName, NAME_SEPARATOR,
+};
 use crate::source::{ChangeSource, ServiceSnapshot};
 
 /// `service/list` page size (Dubbo's ops lookup uses 100).
@@ -74,7 +78,11 @@ impl NamePlan {
     }
 
     /// The names to watch now (scanning `service/list` when needed).
-    pub(crate) async fn resolve(&self, client: &NacosClient, consumer: &Url) -> Result<Vec<String>, NacosError> {
+    pub(crate) async fn resolve(
+        &self,
+        client: &NacosClient,
+        consumer: &Url,
+    ) -> Result<Vec<String>, NacosError> {
         match self {
             NamePlan::Fixed(names) => Ok(names.clone()),
             NamePlan::Pattern(pattern) => {
@@ -87,7 +95,10 @@ impl NamePlan {
             }
             NamePlan::Admin => {
                 let all = client.list_services(PAGE_SIZE).await?;
-                Ok(all.into_iter().filter(|n| admin_accepts(consumer, n)).collect())
+                Ok(all
+                    .into_iter()
+                    .filter(|n| admin_accepts(consumer, n))
+                    .collect())
             }
         }
     }
@@ -113,11 +124,17 @@ fn admin_accepts(consumer: &Url, name: &str) -> bool {
     if target_iface != Some(ANY) && encoded.as_deref() != Some(iface) {
         return false;
     }
-    let tv = consumer.param("version").filter(|v| !v.is_empty()).unwrap_or("");
+    let tv = consumer
+        .param("version")
+        .filter(|v| !v.is_empty())
+        .unwrap_or("");
     if tv != ANY && tv != version {
         return false;
     }
-    let tg = consumer.param("group").filter(|v| !v.is_empty()).unwrap_or("");
+    let tg = consumer
+        .param("group")
+        .filter(|v| !v.is_empty())
+        .unwrap_or("");
     tg == ANY || tg == group
 }
 
@@ -172,7 +189,10 @@ impl SubscriptionTask {
                 }
                 Ok(Err(_)) => return Err(NacosError::Destroyed),
                 Err(_) => {
-                    return Err(NacosError::Timeout { server: "nacos".to_owned(), op: "instance/list" });
+                    return Err(NacosError::Timeout {
+                        server: "nacos".to_owned(),
+                        op: "instance/list",
+                    });
                 }
             }
         }
@@ -190,7 +210,11 @@ impl SubscriptionTask {
                 wake.notify_one();
             }
         });
-        Watched { name, rx, forwarder }
+        Watched {
+            name,
+            rx,
+            forwarder,
+        }
     }
 
     async fn run(self, consumer: Url, mut watched: Vec<Watched>, wake: Arc<Notify>) {
@@ -253,7 +277,10 @@ fn publish(publisher: &Publisher, consumer: &Url, watched: &[Watched], empty_pro
         let urls: Vec<Url> = if categories.len() == 1 {
             std::mem::take(&mut all)
         } else {
-            all.iter().filter(|u| u.category_or(PROVIDERS) == cat).cloned().collect()
+            all.iter()
+                .filter(|u| u.category_or(PROVIDERS) == cat)
+                .cloned()
+                .collect()
         };
         if let Some(list) = with_empty_marker(consumer, cat, urls, empty_protection) {
             publisher.publish_if_changed(cat, list.into());
@@ -285,7 +312,10 @@ mod tests {
     use super::*;
 
     fn cfg(legacy: bool) -> NacosConfig {
-        let u = Url::parse(&format!("nacos://127.0.0.1:8848?nacos.subscribe.legacy-name={legacy}")).unwrap();
+        let u = Url::parse(&format!(
+            "nacos://127.0.0.1:8848?nacos.subscribe.legacy-name={legacy}"
+        ))
+        .unwrap();
         NacosConfig::from_url(&u).unwrap()
     }
 
@@ -306,8 +336,12 @@ mod tests {
             NamePlan::Fixed(n) => assert_eq!(n, ["providers:a.B::", "providers:a.B"]),
             p => panic!("{p:?}"),
         }
-        let wild = Url::parse("consumer://1.1.1.1/a.B?interface=a.B&version=*&category=providers").unwrap();
-        assert!(matches!(NamePlan::of(&wild, &cfg(false)).unwrap(), NamePlan::Pattern(_)));
+        let wild = Url::parse("consumer://1.1.1.1/a.B?interface=a.B&version=*&category=providers")
+            .unwrap();
+        assert!(matches!(
+            NamePlan::of(&wild, &cfg(false)).unwrap(),
+            NamePlan::Pattern(_)
+        ));
     }
 
     #[test]

@@ -60,7 +60,11 @@ fn service_name(v: &Value) -> Outcome {
                 Ok(_) if wants_error => Outcome::Fail(format!("{input:?} parsed but Dubbo throws")),
                 Ok(n) => {
                     let exp = v.get("expected");
-                    let field = |k: &str| exp.and_then(|e| e.get(k)).and_then(Value::as_str).map(str::to_owned);
+                    let field = |k: &str| {
+                        exp.and_then(|e| e.get(k))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    };
                     all([
                         expect_eq("category", field("category"), n.category.clone()),
                         expect_eq("interface", field("interface"), n.interface.clone()),
@@ -125,10 +129,18 @@ fn register_vector(v: &Value) -> Outcome {
     };
     let mut checks = Vec::new();
     if let Some(exp) = s(v, "expected") {
-        checks.push(expect_eq("register name", exp.to_owned(), register_name(&url)));
+        checks.push(expect_eq(
+            "register name",
+            exp.to_owned(),
+            register_name(&url),
+        ));
     }
     if let Some(exp) = s(v, "expected_compatible") {
-        checks.push(expect_eq("compatible name", exp.to_owned(), compatible_register_name(&url)));
+        checks.push(expect_eq(
+            "compatible name",
+            exp.to_owned(),
+            compatible_register_name(&url),
+        ));
     }
     if let Some(exp) = s(v, "nacos_group") {
         let group = match s(v, "registry_url").map(Url::parse) {
@@ -151,12 +163,20 @@ fn register_vector(v: &Value) -> Outcome {
         let md = instance_metadata(&url);
         if let Some(added) = inst.get("metadata_added").and_then(Value::as_object) {
             for (k, want) in added {
-                checks.push(expect_eq(&format!("metadata.{k}"), want.as_str(), md.get(k).map(String::as_str)));
+                checks.push(expect_eq(
+                    &format!("metadata.{k}"),
+                    want.as_str(),
+                    md.get(k).map(String::as_str),
+                ));
             }
         }
         for (k, val) in url.params() {
             if k != "category" {
-                checks.push(expect_eq(&format!("metadata.{k}"), Some(val), md.get(k).map(String::as_str)));
+                checks.push(expect_eq(
+                    &format!("metadata.{k}"),
+                    Some(val),
+                    md.get(k).map(String::as_str),
+                ));
             }
         }
     }
