@@ -3,6 +3,7 @@
 
 mod cmd;
 mod conformance;
+mod registry_factory;
 
 use clap::{Parser, Subcommand};
 
@@ -18,12 +19,21 @@ struct Cli {
 enum Command {
     /// Run conformance vectors (the format of dubbo-vectors-public.json) through the library.
     Conformance(cmd::conformance::Args),
+    /// List the current URLs of a service (providers, configurators, routers).
+    List(cmd::list::Args),
+    /// Watch a service: print every change until Ctrl-C.
+    Watch(cmd::watch::Args),
+    /// Register a URL until Ctrl-C or --duration.
+    Register(cmd::register::Args),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Conformance(a) => cmd::conformance::run(a),
+        Command::List(a) => cmd::list::run(a),
+        Command::Watch(a) => cmd::watch::run(a),
+        Command::Register(a) => cmd::register::run(a),
     };
     match result {
         Ok(code) => code,

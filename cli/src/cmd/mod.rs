@@ -1,3 +1,6 @@
 //! One module per subcommand.
 
 pub mod conformance;
+pub mod list;
+pub mod register;
+pub mod watch;

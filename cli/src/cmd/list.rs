@@ -1,0 +1,149 @@
+//! `dubbo-registry list <REGISTRY> <SERVICE>`: the current URLs of a service, per category.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use registry_core::Url;
+use serde_json::json;
+
+use crate::registry_factory::{self, REGISTRY_URL_HELP};
+
+/// Filter options shared by `list` and `watch`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Filter {
+    /// Registry URL, e.g. zookeeper://127.0.0.1:2181 (see below).
+    pub registry: String,
+    /// Interface name or full consumer:// URL.
+    pub service: String,
+    /// Group(s) to match: a name, a comma list or * (default * for an interface name).
+    #[arg(long)]
+    pub group: Option<String>,
+    /// Version to match, or * (default * for an interface name).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Categories, comma-separated (default providers,configurators,routers; * = all).
+    #[arg(long)]
+    pub category: Option<String>,
+    /// Seconds to wait for the registry before failing.
+    #[arg(long, default_value_t = 10)]
+    pub timeout: u64,
+}
+
+impl Filter {
+    /// The consumer URL to subscribe with.
+    pub fn consumer(&self) -> anyhow::Result<Url> {
+        registry_factory::consumer_url(
+            &self.service,
+            self.group.as_deref(),
+            self.version.as_deref(),
+            self.category.as_deref(),
+        )
+    }
+
+    /// The `--timeout` as a duration.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout.max(1))
+    }
+}
+
+/// Arguments of `list`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = REGISTRY_URL_HELP)]
+pub struct Args {
+    #[command(flatten)]
+    filter: Filter,
+    /// Print a JSON array of {url, category, address, interface, group, version} sorted by url.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One listed URL.
+#[derive(Debug)]
+struct Row {
+    category: String,
+    url: Url,
+    text: String,
+}
+
+/// Lists the current URLs; exit 0 (also when there are none).
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    rt.block_on(async {
+        let consumer = a.filter.consumer()?;
+        let registry = registry_factory::connect(&a.filter.registry, a.filter.timeout()).await?;
+        let sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
+            .await
+            .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
+            .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
+        let mut sub = sub;
+        // The initial notifications are queued before `subscribe` returns.
+        let mut rows = Vec::new();
+        while let Some(n) = sub.try_next() {
+            rows.retain(|r: &Row| r.category != *n.category);
+            for u in n.urls.iter().filter(|u| u.protocol() != Some("empty")) {
+                rows.push(Row { category: n.category.to_string(), url: u.clone(), text: u.to_string() });
+            }
+        }
+        drop(sub);
+        registry.destroy().await;
+        rows.sort_by(|x, y| x.text.cmp(&y.text).then_with(|| x.category.cmp(&y.category)));
+        if a.json {
+            let out: Vec<_> = rows
+                .iter()
+                .map(|r| {
+                    json!({
+                        "url": r.text,
+                        "category": r.category,
+                        "address": r.url.address(),
+                        "interface": r.url.service_interface(),
+                        "group": r.url.group(),
+                        "version": r.url.version(),
+                    })
+                })
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        } else {
+            print_table(&rows);
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn print_table(rows: &[Row]) {
+    if rows.is_empty() {
+        println!("(no URLs)");
+        return;
+    }
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.category.clone(),
+                r.url.address().unwrap_or_default(),
+                r.url.group().unwrap_or("-").to_owned(),
+                r.url.version().unwrap_or("-").to_owned(),
+                r.text.clone(),
+            ]
+        })
+        .collect();
+    let head = ["CATEGORY", "ADDRESS", "GROUP", "VERSION", "URL"];
+    let mut w = head.map(str::len);
+    for c in &cells {
+        for i in 0..4 {
+            w[i] = w[i].max(c[i].len());
+        }
+    }
+    let line = |c: [&str; 5]| {
+        println!("{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {}", c[0], c[1], c[2], c[3], c[4],
+            w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3]);
+    };
+    line(head);
+    for c in &cells {
+        line([&c[0], &c[1], &c[2], &c[3], &c[4]]);
+    }
+}

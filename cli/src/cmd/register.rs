@@ -1,0 +1,61 @@
+//! `dubbo-registry register <REGISTRY> <URL>`: keep a registration until Ctrl-C or a duration.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use registry_core::Url;
+
+use crate::registry_factory::{self, REGISTRY_URL_HELP};
+
+/// Arguments of `register`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = REGISTRY_URL_HELP)]
+pub struct Args {
+    /// Registry URL, e.g. zookeeper://127.0.0.1:2181 (see below).
+    registry: String,
+    /// The URL to register, e.g. dubbo://10.0.0.1:20880/com.foo.Bar?version=1.0.
+    url: String,
+    /// Unregister and exit after this many seconds (default: until Ctrl-C).
+    #[arg(long)]
+    duration: Option<u64>,
+    /// Seconds to wait for the registry before failing.
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+}
+
+/// Registers, waits, unregisters.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let url = Url::parse(&a.url).with_context(|| format!("invalid URL {:?}", a.url))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    rt.block_on(async {
+        let timeout = Duration::from_secs(a.timeout.max(1));
+        let registry = registry_factory::connect(&a.registry, timeout).await?;
+        tokio::time::timeout(timeout, registry.register(&url))
+            .await
+            .map_err(|_| anyhow::anyhow!("register timed out after {timeout:?}"))?
+            .map_err(|e| anyhow::anyhow!("register failed: {e}"))?;
+        eprintln!("registered {url}");
+        match a.duration {
+            Some(s) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(s)) => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+        if let Err(e) = registry.unregister(&url).await {
+            eprintln!("unregister failed: {e}");
+        }
+        registry.destroy().await;
+        eprintln!("unregistered {url}");
+        Ok(ExitCode::SUCCESS)
+    })
+}

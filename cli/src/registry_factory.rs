@@ -1,0 +1,115 @@
+//! Maps a registry URL string to a connected `Arc<dyn Registry>`.
+//!
+//! - `zookeeper://` → [`registry_zk::ZookeeperRegistry`]
+//! - `memory://`    → [`registry_core::memory`] (an in-process store; useful with one process)
+//! - `nacos://`     → reserved for the Nacos backend (see the marked arm below)
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use registry_core::{Registry, Url};
+
+/// Help text on registry URLs shared by the `list`, `watch` and `register` commands.
+pub const REGISTRY_URL_HELP: &str = "\
+REGISTRY URLS:
+  zookeeper://[user:pass@]host:port[?param=value&...]
+      backup=h2:p2,h3:p3         more ensemble members (connect string = host:port,backup)
+      group=dubbo                root znode (default /dubbo)
+      timeout=MS                 connect timeout (default: the --timeout option)
+      session=MS                 session timeout (default 60000)
+      enable-empty-protection=true  never report an empty providers list
+      user:pass@                 digest ACL auth; created nodes get CREATOR_ALL_ACL
+  memory://NAME                  in-process registry (same process only)
+  nacos://host:port[?namespace=..&group=..]  Nacos (when built with the Nacos backend)
+
+SERVICE is an interface name (then --group/--version default to * = all) or a full
+consumer:// URL (used as given; --group/--version/--category override its params).";
+
+/// Connects to `registry`, failing with a clear error within `timeout`.
+pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dyn Registry>> {
+    let url = Url::parse(registry).with_context(|| format!("invalid registry URL {registry:?}"))?;
+    let fut = async {
+        match url.protocol() {
+            Some("zookeeper") => {
+                let url = if url.has_param("timeout") {
+                    url.clone()
+                } else {
+                    url.with_param("timeout", &timeout.as_millis().to_string())
+                };
+                let r = registry_zk::ZookeeperRegistry::connect(&url)
+                    .await
+                    .map_err(|e| anyhow!("cannot connect to {url}: {e}"))?;
+                Ok(Arc::new(r) as Arc<dyn Registry>)
+            }
+            Some("memory") => registry_core::memory::connect(&url)
+                .map_err(|e| anyhow!("cannot open {url}: {e}")),
+            // NACOS: the Nacos helper wires `registry_nacos` in here.
+            Some("nacos") => bail!("nacos:// is not available in this build of the CLI yet"),
+            Some(p) => bail!("unsupported registry protocol {p:?} (zookeeper, memory, nacos)"),
+            None => bail!("registry URL without protocol: {registry:?}"),
+        }
+    };
+    tokio::time::timeout(timeout + Duration::from_millis(500), fut)
+        .await
+        .map_err(|_| anyhow!("registry {url} not reachable within {timeout:?}"))?
+}
+
+/// Builds the consumer (subscribe) URL from `SERVICE` and the filter options.
+pub fn consumer_url(
+    service: &str,
+    group: Option<&str>,
+    version: Option<&str>,
+    category: Option<&str>,
+) -> anyhow::Result<Url> {
+    let base = if service.contains("://") {
+        Url::parse(service).with_context(|| format!("invalid consumer URL {service:?}"))?
+    } else {
+        if service.is_empty() {
+            bail!("empty service name");
+        }
+        Url::builder("consumer")
+            .host("127.0.0.1")
+            .path(service)
+            .param("interface", service)
+            .param("side", "consumer")
+            .param("check", "false")
+            .param("category", "providers,configurators,routers")
+            .param("group", group.unwrap_or("*"))
+            .param("version", version.unwrap_or("*"))
+            .build()
+    };
+    let mut set: Vec<(&str, &str)> = Vec::new();
+    if let Some(g) = group {
+        set.push(("group", g));
+    }
+    if let Some(v) = version {
+        set.push(("version", v));
+    }
+    if let Some(c) = category {
+        set.push(("category", c));
+    }
+    Ok(if set.is_empty() { base } else { base.with_params(set) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consumer_from_name_and_url() {
+        let c = consumer_url("com.foo.Bar", None, Some("1.0"), None).unwrap();
+        assert_eq!(c.service_interface(), Some("com.foo.Bar"));
+        assert_eq!(c.param("group"), Some("*"));
+        assert_eq!(c.param("version"), Some("1.0"));
+        let c = consumer_url("consumer://1.2.3.4/S?version=2", None, None, Some("routers")).unwrap();
+        assert_eq!(c.param("version"), Some("2"));
+        assert_eq!(c.param("category"), Some("routers"));
+    }
+
+    #[tokio::test]
+    async fn unsupported_protocol_is_an_error() {
+        let e = connect("foo://h:1", Duration::from_secs(1)).await.unwrap_err();
+        assert!(e.to_string().contains("unsupported"));
+    }
+}
