@@ -1,0 +1,188 @@
+//! End to end: providers registered in a registry (memory, real ZooKeeper, real Nacos) →
+//! `RegistryDirectory` → `invoker::cluster` (round robin) → recording invokers.
+//!
+//! Asserts that calls land on the registered providers as the load balancer says (exact
+//! round robin over equal weights), and that a removed provider gets no call once the
+//! directory published the snapshot without it (and its invoker is destroyed).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
+use invoker::rpc::{Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker};
+use registry_core::{MemoryRegistry, Registry, Url};
+use tests::contract::{consumer_url, provider_url};
+
+const T: Duration = Duration::from_secs(30);
+
+/// An invoker that records its calls and answers with its address.
+#[derive(Debug)]
+struct Recording {
+    url: Url,
+    calls: AtomicUsize,
+    destroyed: AtomicBool,
+}
+
+#[async_trait]
+impl Invoker for Recording {
+    fn url(&self) -> &Url {
+        &self.url
+    }
+    async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut r = RpcResponse::empty();
+        r.attachments.insert("address".into(), self.url.address().unwrap_or_default());
+        Ok(r)
+    }
+    fn destroy(&self) {
+        self.destroyed.store(true, Ordering::SeqCst);
+    }
+}
+
+#[derive(Debug, Default)]
+struct Factory {
+    made: Mutex<Vec<Arc<Recording>>>,
+}
+
+impl Factory {
+    /// Calls per port over every invoker referred for that port.
+    fn calls_by_port(&self) -> BTreeMap<i32, usize> {
+        let mut m = BTreeMap::new();
+        for i in self.made.lock().unwrap().iter() {
+            *m.entry(i.url.port()).or_default() += i.calls.load(Ordering::SeqCst);
+        }
+        m
+    }
+
+    fn destroyed(&self, port: i32) -> bool {
+        let made = self.made.lock().unwrap();
+        let of_port: Vec<_> = made.iter().filter(|i| i.url.port() == port).collect();
+        !of_port.is_empty() && of_port.iter().all(|i| i.destroyed.load(Ordering::SeqCst))
+    }
+}
+
+impl InvokerFactory for Factory {
+    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
+        let inv = Arc::new(Recording {
+            url: provider.clone(),
+            calls: AtomicUsize::new(0),
+            destroyed: AtomicBool::new(false),
+        });
+        self.made.lock().unwrap().push(inv.clone());
+        Ok(inv)
+    }
+}
+
+fn ports(dir: &RegistryDirectory) -> Vec<i32> {
+    let mut p: Vec<i32> = match dir.list(&Invocation::new("sayHello")) {
+        Ok(set) => set.invokers().iter().map(|i| i.url().port()).collect(),
+        Err(_) => Vec::new(),
+    };
+    p.sort();
+    p
+}
+
+async fn call_n(cluster: &SharedInvoker, n: usize, expect_ports: &[i32]) {
+    for _ in 0..n {
+        let r = cluster.invoke(&Invocation::new("sayHello")).await.expect("call");
+        let addr = r.attachments.get("address").cloned().unwrap_or_default();
+        let port: i32 = addr.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        assert!(expect_ports.contains(&port), "call landed on {addr}, expected one of {expect_ports:?}");
+    }
+}
+
+fn delta(after: &BTreeMap<i32, usize>, before: &BTreeMap<i32, usize>, port: i32) -> usize {
+    after.get(&port).copied().unwrap_or(0) - before.get(&port).copied().unwrap_or(0)
+}
+
+/// The scenario, against any registry pair (provider side, consumer side).
+async fn scenario(providers_reg: Arc<dyn Registry>, consumer_reg: Arc<dyn Registry>, iface: &str) {
+    let ps: Vec<Url> = [20881u16, 20882, 20883].iter().map(|p| provider_url(iface, *p, "")).collect();
+    for p in &ps {
+        providers_reg.register(p).await.expect("register provider");
+    }
+    let factory = Arc::new(Factory::default());
+    let consumer = consumer_url(iface, "providers,configurators,routers", "loadbalance=roundrobin");
+    let dir = RegistryDirectory::subscribe(consumer_reg.clone(), consumer, factory.clone(), DirectoryOptions::default())
+        .await
+        .expect("subscribe");
+    assert!(dir.wait_ready().await || dir.is_ready(), "directory never got a first list");
+    tests::eventually("three providers in the directory", T, || {
+        let ok = ports(&dir) == [20881, 20882, 20883];
+        async move { ok.then_some(()) }
+    })
+    .await;
+    let cluster = invoker::cluster::join(dir.clone());
+
+    // Round robin over three equal providers: exactly 10 calls each.
+    call_n(&cluster, 30, &[20881, 20882, 20883]).await;
+    let after_first = factory.calls_by_port();
+    for p in [20881, 20882, 20883] {
+        assert_eq!(after_first.get(&p), Some(&10), "round robin share of {p}: {after_first:?}");
+    }
+
+    // Remove one provider: once the directory's snapshot drops it, it gets no more calls.
+    providers_reg.unregister(&ps[1]).await.expect("unregister");
+    tests::eventually("provider 20882 leaves the directory", T, || {
+        let ok = ports(&dir) == [20881, 20883];
+        async move { ok.then_some(()) }
+    })
+    .await;
+    let before = factory.calls_by_port();
+    call_n(&cluster, 20, &[20881, 20883]).await;
+    let after = factory.calls_by_port();
+    assert_eq!(delta(&after, &before, 20882), 0, "removed provider was called: {after:?}");
+    assert_eq!(delta(&after, &before, 20881), 10);
+    assert_eq!(delta(&after, &before, 20883), 10);
+    assert!(factory.destroyed(20882), "the removed provider's invoker is destroyed");
+
+    // Every provider gone: empty:// forbids calls.
+    providers_reg.unregister(&ps[0]).await.expect("unregister");
+    providers_reg.unregister(&ps[2]).await.expect("unregister");
+    tests::eventually("directory forbidden after the last provider left", T, || {
+        let forbidden = matches!(dir.list(&Invocation::new("sayHello")), Err(e) if e.is_forbidden());
+        async move { forbidden.then_some(()) }
+    })
+    .await;
+    let err = cluster.invoke(&Invocation::new("sayHello")).await.expect_err("no provider");
+    assert!(err.message.contains("No provider available"), "{err}");
+
+    dir.destroy();
+    cluster.destroy();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e2e_memory_registry() {
+    let store = MemoryRegistry::new();
+    let consumer_side: Arc<dyn Registry> = Arc::new(store.handle());
+    scenario(Arc::new(store), consumer_side, "org.e2e.MemoryService").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e2e_zookeeper() {
+    let Some(addr) = tests::zk_addr("e2e_zookeeper") else { return };
+    let url = Url::parse(&format!(
+        "zookeeper://{addr}?group={}&timeout=10000&session=10000",
+        tests::unique("e2e-zk")
+    ))
+    .unwrap();
+    let providers = registry_zk::ZookeeperRegistry::connect(&url).await.expect("zk provider side");
+    let consumers = registry_zk::ZookeeperRegistry::connect(&url).await.expect("zk consumer side");
+    scenario(Arc::new(providers), Arc::new(consumers), "org.e2e.ZkService").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e2e_nacos() {
+    let Some(addr) = tests::nacos_addr("e2e_nacos") else { return };
+    let url = Url::parse(&format!(
+        "nacos://{addr}?group={}&nacos.poll-interval=200",
+        tests::unique("e2e-nacos")
+    ))
+    .unwrap();
+    let providers = registry_nacos::nacos_registry(&url).expect("nacos provider side");
+    let consumers = registry_nacos::nacos_registry(&url).expect("nacos consumer side");
+    scenario(Arc::new(providers), Arc::new(consumers), "org.e2e.NacosService").await;
+}
