@@ -1,0 +1,237 @@
+//! ActiveLimit (§11.1): atomic admission, waiting with a timeout, and slot release on every
+//! outcome (success, error, downstream LIMIT_EXCEEDED, cancellation).
+
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use invoker::filter::active_limit::{ActiveLimitLayer, CountingLayer};
+use invoker::filter::InvokerLayer;
+use invoker::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker};
+use invoker::status::ServiceStatus;
+use registry_core::Url;
+
+/// Sleeps `delay` per call and records the highest concurrency it saw.
+#[derive(Debug)]
+struct SlowInvoker {
+    url: Url,
+    delay: Duration,
+    in_flight: AtomicI32,
+    max_seen: AtomicI32,
+    calls: AtomicUsize,
+    fail: Option<RpcError>,
+}
+
+impl SlowInvoker {
+    fn new(url: &str, delay: Duration, fail: Option<RpcError>) -> Arc<Self> {
+        Arc::new(SlowInvoker {
+            url: Url::parse(url).unwrap(),
+            delay,
+            in_flight: AtomicI32::new(0),
+            max_seen: AtomicI32::new(0),
+            calls: AtomicUsize::new(0),
+            fail,
+        })
+    }
+}
+
+struct InFlight<'a>(&'a AtomicI32);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl Invoker for SlowInvoker {
+    fn url(&self) -> &Url {
+        &self.url
+    }
+
+    async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        let _g = InFlight(&self.in_flight);
+        self.max_seen.fetch_max(now, Ordering::SeqCst);
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        } else {
+            tokio::task::yield_now().await;
+        }
+        match &self.fail {
+            Some(e) => Err(e.clone()),
+            None => Ok(RpcResponse::empty()),
+        }
+    }
+}
+
+async fn run_100(timeout_ms: u64, tag: &str) -> (usize, i32) {
+    let url = format!("test://al-{tag}:1/Demo?actives=10&timeout={timeout_ms}");
+    let inner = SlowInvoker::new(&url, Duration::from_millis(100), None);
+    let wrapped: SharedInvoker = ActiveLimitLayer.layer(inner.clone());
+    let mut tasks = Vec::new();
+    for _ in 0..100 {
+        let w = wrapped.clone();
+        tasks.push(tokio::spawn(async move { w.invoke(&Invocation::new("hello")).await }));
+    }
+    let mut rejected = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(_) => {}
+            Err(e) => {
+                assert_eq!(e.code, RpcErrorCode::LimitExceeded);
+                assert_eq!(e.code.as_i32(), 7);
+                assert!(e.message.starts_with("Waiting concurrent invoke timeout in client-side"), "{e}");
+                rejected += 1;
+            }
+        }
+    }
+    let status = ServiceStatus::for_url(inner.url()).method("hello");
+    assert_eq!(status.active(), 0);
+    (rejected, inner.max_seen.load(Ordering::SeqCst))
+}
+
+#[tokio::test(start_paused = true)]
+async fn hundred_calls_tiny_timeout_rejects_exactly_90() {
+    let (rejected, max) = run_100(1, "tiny").await;
+    assert_eq!(rejected, 90);
+    assert_eq!(max, 10);
+}
+
+#[tokio::test(start_paused = true)]
+async fn hundred_calls_long_timeout_rejects_none() {
+    let (rejected, max) = run_100(60_000, "long").await;
+    assert_eq!(rejected, 0);
+    assert_eq!(max, 10);
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeout_zero_rejects_at_once() {
+    let inner = SlowInvoker::new("test://al-zero:1/Demo?actives=1", Duration::from_millis(50), None);
+    let wrapped = ActiveLimitLayer.layer(inner.clone());
+    let w2 = wrapped.clone();
+    let first = tokio::spawn(async move { w2.invoke(&Invocation::new("m")).await });
+    tokio::task::yield_now().await;
+    let start = tokio::time::Instant::now();
+    let e = wrapped.invoke(&Invocation::new("m")).await.unwrap_err();
+    assert!(e.is_limit_exceeded());
+    assert_eq!(start.elapsed(), Duration::ZERO);
+    first.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn errors_and_downstream_limit_exceeded_release_the_slot() {
+    for (tag, code) in [("biz", RpcErrorCode::Biz), ("net", RpcErrorCode::Network), ("lim", RpcErrorCode::LimitExceeded)] {
+        let url = format!("test://al-err-{tag}:1/Demo?actives=1&timeout=10");
+        let inner = SlowInvoker::new(&url, Duration::ZERO, Some(RpcError::new(code, "boom")));
+        let wrapped = ActiveLimitLayer.layer(inner.clone());
+        let status = ServiceStatus::for_url(inner.url()).method("m");
+        for _ in 0..3 {
+            let e = wrapped.invoke(&Invocation::new("m")).await.unwrap_err();
+            assert_eq!(e.code, code);
+            assert_eq!(status.active(), 0, "{tag}: slot released");
+        }
+        // Every call got through: the single slot was never leaked.
+        assert_eq!(inner.calls.load(Ordering::SeqCst), 3);
+        let expect_failed = if code == RpcErrorCode::Biz { 0 } else { 3 };
+        assert_eq!(status.failed(), expect_failed, "{tag}");
+        assert_eq!(status.total(), 3);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelled_call_releases_and_counts_failed() {
+    let inner = SlowInvoker::new("test://al-cancel:1/Demo?actives=1&timeout=5", Duration::from_secs(10), None);
+    let wrapped = ActiveLimitLayer.layer(inner.clone());
+    let status = ServiceStatus::for_url(inner.url()).method("m");
+    let r = tokio::time::timeout(Duration::from_millis(20), wrapped.invoke(&Invocation::new("m"))).await;
+    assert!(r.is_err(), "cancelled by the timeout");
+    assert_eq!(status.active(), 0);
+    assert_eq!(status.failed(), 1);
+    // The slot is usable again.
+    let r = tokio::time::timeout(Duration::from_secs(11), wrapped.invoke(&Invocation::new("m"))).await;
+    assert!(r.unwrap().is_ok());
+}
+
+#[tokio::test]
+async fn counting_layer_counts_without_limiting() {
+    let inner = SlowInvoker::new("test://al-count:1/Demo?actives=1", Duration::from_millis(5), None);
+    let wrapped = CountingLayer.layer(inner.clone());
+    let call = Invocation::new("m");
+    let calls: Vec<_> = (0..4).map(|_| wrapped.invoke(&call)).collect();
+    let results = futures::future::join_all(calls).await;
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(inner.max_seen.load(Ordering::SeqCst), 4, "not limited");
+    let st = ServiceStatus::for_url(inner.url());
+    assert_eq!(st.method("m").total(), 4);
+    assert_eq!(st.service().total(), 4);
+    assert_eq!(st.method("m").active(), 0);
+}
+
+/// 64 tasks hammer a limit of 8 on a multi-threaded runtime; a third of the calls are
+/// cancelled at a random point. The limit is never exceeded and every slot comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contention_64_with_random_cancellation() {
+    const MAX: i32 = 8;
+    let inner = SlowInvoker::new(
+        &format!("test://al-64:1/Demo?actives={MAX}&timeout=2000"),
+        Duration::from_micros(300),
+        None,
+    );
+    let wrapped: SharedInvoker = ActiveLimitLayer.layer(inner.clone());
+    let status = ServiceStatus::for_url(inner.url()).method("m");
+    let watcher = {
+        let status = status.clone();
+        tokio::spawn(async move {
+            let mut max = 0;
+            for _ in 0..2000 {
+                max = max.max(status.active());
+                tokio::task::yield_now().await;
+            }
+            max
+        })
+    };
+    let mut tasks = Vec::new();
+    for t in 0..64u64 {
+        let w = wrapped.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut rng = fastrand::Rng::with_seed(t);
+            let (mut ok, mut cancelled, mut rejected) = (0, 0, 0);
+            for _ in 0..30 {
+                let inv = Invocation::new("m");
+                if rng.u8(..3) == 0 {
+                    let d = Duration::from_micros(rng.u64(0..600));
+                    match tokio::time::timeout(d, w.invoke(&inv)).await {
+                        Ok(Ok(_)) => ok += 1,
+                        Ok(Err(_)) => rejected += 1,
+                        Err(_) => cancelled += 1,
+                    }
+                } else {
+                    match w.invoke(&inv).await {
+                        Ok(_) => ok += 1,
+                        Err(e) => {
+                            assert!(e.is_limit_exceeded());
+                            rejected += 1;
+                        }
+                    }
+                }
+            }
+            (ok, cancelled, rejected)
+        }));
+    }
+    let mut totals = (0, 0, 0);
+    for t in tasks {
+        let (a, b, c) = t.await.unwrap();
+        totals = (totals.0 + a, totals.1 + b, totals.2 + c);
+    }
+    let watched = watcher.await.unwrap();
+    assert!(inner.max_seen.load(Ordering::SeqCst) <= MAX, "inner saw {}", inner.max_seen.load(Ordering::SeqCst));
+    assert!(watched <= MAX, "status active reached {watched}");
+    assert_eq!(status.active(), 0, "every slot released");
+    assert!(totals.0 > 0);
+    assert_eq!(totals.0 + totals.1 + totals.2, 64 * 30);
+    // Every admitted call was counted exactly once (cancelled-before-admission ones are not).
+    assert!(status.total() >= u64::try_from(totals.0).unwrap());
+}
