@@ -17,6 +17,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the whole story on the embedded memory:// registry (or --registry URL), narrated.
+    Demo(cmd::demo::Args),
     /// Run conformance vectors (the format of dubbo-vectors-public.json) through the library.
     Conformance(cmd::conformance::Args),
     /// List the current URLs of a service (providers, configurators, routers).
@@ -30,6 +32,7 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo(a) => cmd::demo::run(a),
         Command::Conformance(a) => cmd::conformance::run(a),
         Command::List(a) => cmd::list::run(a),
         Command::Watch(a) => cmd::watch::run(a),

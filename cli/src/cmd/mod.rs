@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod conformance;
+pub mod demo;
 pub mod list;
 pub mod register;
 pub mod watch;
