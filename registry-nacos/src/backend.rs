@@ -169,7 +169,7 @@ impl RegistryBackend for NacosBackend {
         for inst in self.instances_of(url)? {
             self.client.register_instance(&inst).await?;
             let key = (inst.service.clone(), inst.ip.clone(), inst.port);
-            let hb = Heartbeat::start(self.client.clone(), inst.clone());
+            let hb = Heartbeat::start(self.client.clone(), inst.clone(), self.cfg.beat_interval);
             self.registered.lock().insert(key, (inst, hb));
         }
         Ok(())

@@ -10,6 +10,7 @@
 //! | `nacos.poll-interval` | 1000 ms | how often a subscribed service's instance list is polled |
 //! | `nacos.scan-interval` | 30000 ms | how often wildcard/range subscriptions re-scan `service/list` |
 //! | `nacos.request-timeout` | 3000 ms | per HTTP request |
+//! | `nacos.beat-interval` | server's `clientBeatInterval` | fixed heartbeat interval (ms) |
 //! | `nacos.register-compatible` | false | also register `category:interface[:version][:group]` |
 //! | `nacos.subscribe.legacy-name` | false | also subscribe `providers[:interface][:version][:group]` |
 //! | `register-consumer-url` | false | register consumer URLs too (Dubbo only registers providers) |
@@ -88,6 +89,8 @@ pub struct NacosConfig {
     pub scan_interval: Duration,
     /// Per-request timeout.
     pub request_timeout: Duration,
+    /// A fixed heartbeat interval overriding the server's `clientBeatInterval`.
+    pub beat_interval: Option<Duration>,
     /// Also register the compatible name.
     pub register_compatible: bool,
     /// Also subscribe the legacy name.
@@ -167,6 +170,10 @@ impl NacosConfig {
             poll_interval: millis(url, "nacos.poll-interval", DEFAULT_POLL_INTERVAL)?,
             scan_interval: millis(url, "nacos.scan-interval", DEFAULT_SCAN_INTERVAL)?,
             request_timeout: millis(url, "nacos.request-timeout", DEFAULT_REQUEST_TIMEOUT)?,
+            beat_interval: match url.param("nacos.beat-interval").filter(|v| !v.is_empty()) {
+                Some(_) => Some(millis(url, "nacos.beat-interval", DEFAULT_REQUEST_TIMEOUT)?),
+                None => None,
+            },
             register_compatible: url.param_bool("nacos.register-compatible", false),
             subscribe_legacy_name: url.param_bool("nacos.subscribe.legacy-name", false),
             register_consumer_url: url.param_bool("register-consumer-url", false),

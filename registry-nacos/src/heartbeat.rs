@@ -32,16 +32,21 @@ impl Drop for Heartbeat {
 }
 
 impl Heartbeat {
-    /// Starts beating for `inst` (already registered).
-    pub(crate) fn start(client: Arc<NacosClient>, inst: InstanceSpec) -> Self {
+    /// Starts beating for `inst` (already registered), at `fixed` when given, else at the
+    /// interval the server asks for.
+    pub(crate) fn start(
+        client: Arc<NacosClient>,
+        inst: InstanceSpec,
+        fixed: Option<Duration>,
+    ) -> Self {
         Heartbeat {
-            task: tokio::spawn(run(client, inst)),
+            task: tokio::spawn(run(client, inst, fixed)),
         }
     }
 }
 
-async fn run(client: Arc<NacosClient>, inst: InstanceSpec) {
-    let mut interval = DEFAULT_BEAT_INTERVAL;
+async fn run(client: Arc<NacosClient>, inst: InstanceSpec, fixed: Option<Duration>) {
+    let mut interval = fixed.unwrap_or(DEFAULT_BEAT_INTERVAL);
     let mut failing = false;
     loop {
         tokio::time::sleep(interval).await;
@@ -51,7 +56,7 @@ async fn run(client: Arc<NacosClient>, inst: InstanceSpec) {
                     info!(service = %inst.service, ip = %inst.ip, port = inst.port, "nacos heartbeat accepted again");
                     failing = false;
                 }
-                if let Some(i) = outcome.interval {
+                if let (Some(i), None) = (outcome.interval, fixed) {
                     interval = i.clamp(MIN_BEAT_INTERVAL, MAX_BEAT_INTERVAL);
                 }
                 if outcome.unknown_instance {
