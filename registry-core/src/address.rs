@@ -73,7 +73,10 @@ pub fn parse_registry_address(address: &str, defaults: &AddressDefaults<'_>) -> 
 
 /// `UrlUtils.parseURLs`: addresses split on `\s*[|;]+\s*`, each parsed by
 /// [`parse_registry_address`].
-pub fn parse_registry_addresses(addresses: &str, defaults: &AddressDefaults<'_>) -> Result<Vec<Url>> {
+pub fn parse_registry_addresses(
+    addresses: &str,
+    defaults: &AddressDefaults<'_>,
+) -> Result<Vec<Url>> {
     let items: Vec<&str> = addresses
         .split(['|', ';'])
         .map(|s| s.trim_matches(is_java_space))
@@ -82,15 +85,26 @@ pub fn parse_registry_addresses(addresses: &str, defaults: &AddressDefaults<'_>)
     if items.is_empty() {
         return Err(Error::InvalidAddress("addresses is empty".into()));
     }
-    items.into_iter().map(|a| parse_registry_address(a, defaults)).collect()
+    items
+        .into_iter()
+        .map(|a| parse_registry_address(a, defaults))
+        .collect()
 }
 
-/// `URL.appendDefaultPort`-style: `host:0` or `host` gets `default_port`.
+/// `URL.appendDefaultPort(address, defaultPort)`: an address without `:` gets
+/// `:<default_port>`; one whose text after the **first** `:` is the integer 0 gets the default
+/// port instead. Empty addresses, non-positive default ports and anything else (including a
+/// non-numeric port, where Java throws) are returned unchanged.
 pub fn append_default_port(address: &str, default_port: i32) -> String {
-    match address.rfind(':') {
-        Some(i) if &address[i + 1..] == "0" => format!("{}:{default_port}", &address[..i]),
-        Some(_) => address.to_owned(),
+    if address.is_empty() || default_port <= 0 {
+        return address.to_owned();
+    }
+    match address.find(':') {
         None => format!("{address}:{default_port}"),
+        Some(i) if crate::url::parse_java_int(&address[i + 1..]) == Some(0) => {
+            format!("{}{default_port}", &address[..=i])
+        }
+        Some(_) => address.to_owned(),
     }
 }
 
@@ -100,13 +114,23 @@ mod tests {
 
     #[test]
     fn backup_and_defaults() {
-        let u = parse_registry_address("127.0.0.1:2181,127.0.0.1:2182", &AddressDefaults::default())
-            .unwrap();
-        assert_eq!(u.to_string(), "dubbo://127.0.0.1:2181?backup=127.0.0.1:2182");
-        let d = AddressDefaults { port: Some(10000), ..Default::default() };
+        let u =
+            parse_registry_address("127.0.0.1:2181,127.0.0.1:2182", &AddressDefaults::default())
+                .unwrap();
+        assert_eq!(
+            u.to_string(),
+            "dubbo://127.0.0.1:2181?backup=127.0.0.1:2182"
+        );
+        let d = AddressDefaults {
+            port: Some(10000),
+            ..Default::default()
+        };
         let all = parse_registry_addresses("192.168.0.1|192.168.0.2", &d).unwrap();
         assert_eq!(all[1].address().unwrap(), "192.168.0.2:10000");
         assert!(parse_registry_address("", &d).is_err());
-        assert_eq!(append_default_port("10.20.153.10:0", 2181), "10.20.153.10:2181");
+        assert_eq!(
+            append_default_port("10.20.153.10:0", 2181),
+            "10.20.153.10:2181"
+        );
     }
 }

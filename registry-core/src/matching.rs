@@ -20,7 +20,10 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
     if !(ci == Some(ANY) || pi == Some(ANY) || ci == pi) {
         return false;
     }
-    if !is_match_category(provider.category_or(PROVIDERS), consumer.category_or(PROVIDERS)) {
+    if !is_match_category(
+        provider.category_or(PROVIDERS),
+        consumer.category_or(PROVIDERS),
+    ) {
         return false;
     }
     if !provider.param_bool("enabled", true) && consumer.param("enabled") != Some(ANY) {
@@ -61,7 +64,8 @@ pub fn is_match_category(category: &str, categories: &str) -> bool {
 }
 
 fn contains_dash_prefixed(hay: &str, cat: &str) -> bool {
-    hay.match_indices('-').any(|(i, _)| hay[i + 1..].starts_with(cat))
+    hay.match_indices('-')
+        .any(|(i, _)| hay[i + 1..].starts_with(cat))
 }
 
 /// `UrlUtils.isMatchGlobPattern(pattern, value, url)`: `$key` patterns read the URL's raw
@@ -89,10 +93,8 @@ pub fn is_match_glob_pattern(pattern: &str, value: Option<&str>, param_url: Opti
         None => value == pattern,
         Some(i) if i == pattern.len() - 1 => value.starts_with(&pattern[..i]),
         Some(0) => value.ends_with(&pattern[1..]),
-        Some(i) => {
-            let (pre, suf) = (&pattern[..i], &pattern[i + 1..]);
-            value.len() >= pre.len() + suf.len() && value.starts_with(pre) && value.ends_with(suf)
-        }
+        // Like Dubbo: prefix and suffix may overlap (`ab*ba` matches `aba`).
+        Some(i) => value.starts_with(&pattern[..i]) && value.ends_with(&pattern[i + 1..]),
     }
 }
 
@@ -131,13 +133,15 @@ pub fn is_provider(url: &Url) -> bool {
 /// `UrlUtils.isRegistry`.
 pub fn is_registry(url: &Url) -> bool {
     let p = url.protocol_str();
-    p == "registry" || p.eq_ignore_ascii_case("service-discovery-registry")
+    p == "registry"
+        || p.eq_ignore_ascii_case("service-discovery-registry")
         || p.ends_with("-registry-protocol")
 }
 
 /// `UrlUtils.isServiceDiscoveryURL`.
 pub fn is_service_discovery_url(url: &Url) -> bool {
-    url.protocol_str().eq_ignore_ascii_case("service-discovery-registry")
+    url.protocol_str()
+        .eq_ignore_ascii_case("service-discovery-registry")
         || url.param("registry-type") == Some("service")
 }
 
@@ -159,23 +163,47 @@ pub fn parse_service_key(key: &str) -> (Option<&str>, &str, Option<&str>) {
 }
 
 /// `UrlUtils.getEmptyUrl(serviceKey, category)`:
-/// `empty://0.0.0.0/<iface>?category=<c>[&group=][&version=]`.
+/// `empty://0.0.0.0/<iface>?category=<c>[&group=][&version=]`. Unlike
+/// [`parse_service_key`], the version starts after the **last** `:`, and the text is parsed
+/// with `URL.valueOf` (so a present but empty group/version gives an empty param).
 pub fn empty_url_for_key(service_key: &str, category: &str) -> Url {
-    let (group, iface, version) = parse_service_key(service_key);
-    let mut b = Url::builder("empty").host("0.0.0.0").path(iface).param("category", category);
-    if let Some(g) = non_empty(group) {
-        b = b.param("group", g);
+    let (group, rest) = match service_key.find('/') {
+        Some(i) if i > 0 => (Some(&service_key[..i]), &service_key[i + 1..]),
+        _ => (None, service_key),
+    };
+    let (iface, version) = match rest.rfind(':') {
+        Some(i) if i > 0 => (&rest[..i], Some(&rest[i + 1..])),
+        _ => (rest, None),
+    };
+    let mut s = format!("empty://0.0.0.0/{iface}?category={category}");
+    if let Some(g) = group {
+        s.push_str("&group=");
+        s.push_str(g);
     }
-    if let Some(v) = non_empty(version) {
-        b = b.param("version", v);
+    if let Some(v) = version {
+        s.push_str("&version=");
+        s.push_str(v);
     }
-    b.build()
+    Url::parse(&s).unwrap_or_else(|_| {
+        let mut b = Url::builder("empty")
+            .host("0.0.0.0")
+            .path(iface)
+            .param("category", category);
+        for (k, v) in [("group", group), ("version", version)] {
+            if let Some(v) = v {
+                b = b.param(k, v);
+            }
+        }
+        b.build()
+    })
 }
 
 /// The `empty://` URL a registry emits for an empty category (§4.4): the consumer URL with
 /// protocol `empty` and `category=<category>`.
 pub fn empty_url(consumer: &Url, category: &str) -> Url {
-    consumer.with_protocol("empty").with_param("category", category)
+    consumer
+        .with_protocol("empty")
+        .with_param("category", category)
 }
 
 /// True for an `empty://` URL.
@@ -188,9 +216,15 @@ pub fn is_empty_url(url: &Url) -> bool {
 pub fn subscribed_categories(consumer: &Url) -> Vec<String> {
     let c = consumer.category_or(PROVIDERS);
     if c == ANY {
-        return [PROVIDERS, CONSUMERS, ROUTERS, CONFIGURATORS].map(String::from).to_vec();
+        return [PROVIDERS, CONSUMERS, ROUTERS, CONFIGURATORS]
+            .map(String::from)
+            .to_vec();
     }
-    comma_split(c).into_iter().filter(|s| !s.is_empty()).map(String::from).collect()
+    comma_split(c)
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use intern::{intern, intern_table, Atom, ParamTable};
+pub use parse::parse_params_raw;
+pub(crate) use parse::parse_java_int;
 pub use service_address::ServiceAddressUrl;
 
 use crate::error::Result;
@@ -98,19 +100,11 @@ impl Url {
         }
     }
 
-    /// Parsed parts plus raw parameters (any order; for duplicate keys the last wins), with
-    /// the `default.` put-if-absent copy applied.
-    pub(crate) fn from_parsed(parts: UrlParts<'_>, mut params: Vec<(&str, &str)>) -> Result<Url> {
-        sort_dedup_last(&mut params);
-        let defaults: Vec<(&str, &str)> = params
-            .iter()
-            .filter_map(|&(k, v)| k.strip_prefix("default.").map(|x| (x, v)))
-            .filter(|(x, _)| params.binary_search_by(|(k, _)| (*k).cmp(x)).is_err())
-            .collect();
-        if !defaults.is_empty() {
-            params.extend(defaults);
-            sort_dedup_last(&mut params);
-        }
+    /// Parsed parts plus raw parameters in input order, applied like Java's `HashMap`: each
+    /// item is put (the last of a key wins) and a `default.X` item is immediately followed by a
+    /// put-if-absent of `X` (`URLStrParser.addParam`).
+    pub(crate) fn from_parsed(parts: UrlParts<'_>, params: Vec<(&str, &str)>) -> Result<Url> {
+        let params = apply_java_puts(params);
         Ok(Url::from_sorted(parts, &params))
     }
 
@@ -690,6 +684,28 @@ impl UrlBuilder {
 
 fn is_volatile(key: &str) -> bool {
     VOLATILE_KEYS.contains(&key)
+}
+
+/// Java `put` of every item in order plus `putIfAbsent(X)` right after each `default.X`, as a
+/// sorted, de-duplicated list.
+pub(crate) fn apply_java_puts<'a>(mut params: Vec<(&'a str, &'a str)>) -> Vec<(&'a str, &'a str)> {
+    if params.iter().any(|(k, _)| k.starts_with("default.")) {
+        let mut out: Vec<(&'a str, &'a str)> = Vec::with_capacity(params.len() + 4);
+        for (k, v) in params {
+            match out.iter_mut().find(|(x, _)| *x == k) {
+                Some(e) => e.1 = v,
+                None => out.push((k, v)),
+            }
+            if let Some(x) = k.strip_prefix("default.") {
+                if !out.iter().any(|(y, _)| *y == x) {
+                    out.push((x, v));
+                }
+            }
+        }
+        params = out;
+    }
+    sort_dedup_last(&mut params);
+    params
 }
 
 /// Stable sort by key, keeping the last value of each key.

@@ -1,4 +1,7 @@
 //! `URL.valueOf` (3.x `URLStrParser.parseDecodedStr`) and `URLStrParser.parseEncodedStr` (§1.1).
+//!
+//! The body parser mirrors Dubbo's index arithmetic exactly (absolute `> 0` tests, the `#` cut,
+//! the "`:` is the last character" rule), because registry data is produced by Java.
 
 use std::borrow::Cow;
 
@@ -22,9 +25,10 @@ pub(crate) fn parse_decoded(input: &str) -> Result<Url> {
     Url::from_parsed(parts, params)
 }
 
-/// Adds one `name=value` query item (first `=` splits; a leading `=` is skipped).
+/// Adds one `name=value` query item: the first `=` splits (leading `=` are skipped), no `=`
+/// gives `""`, an empty item is ignored.
 fn push_item<'a>(params: &mut Vec<(&'a str, &'a str)>, item: &'a str) {
-    let item = item.strip_prefix('=').unwrap_or(item);
+    let item = item.trim_start_matches('=');
     if item.is_empty() {
         return;
     }
@@ -34,52 +38,93 @@ fn push_item<'a>(params: &mut Vec<(&'a str, &'a str)>, item: &'a str) {
     }
 }
 
-/// Everything before the query: protocol, user info, host, port, path.
+/// `URLParam.parse(rawParam)` (3.x): items split on `&`, each trimmed (Java `trim`), empty
+/// items skipped; `k=v` puts `v`, an item without `=` puts **value == key**; `default.X`
+/// also puts `X` if absent. Returns the parameters sorted by key.
+pub fn parse_params_raw(raw: &str) -> Vec<(&str, &str)> {
+    let items = raw
+        .split('&')
+        .map(|p| p.trim_matches(|c: char| c <= ' '))
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.find('=') {
+            Some(i) => (&p[..i], &p[i + 1..]),
+            None => (p, p),
+        })
+        .collect();
+    super::apply_java_puts(items)
+}
+
+/// Java `indexOf(str, ch, from, toExclusive)` of `URLStrParser`.
+fn index_of(b: &[u8], ch: u8, from: usize, to: usize) -> Option<usize> {
+    let to = to.min(b.len());
+    if from > to {
+        return None;
+    }
+    b[from..to].iter().position(|&c| c == ch).map(|i| i + from)
+}
+
+/// Java `lastIndexOf(str, ch, from, to)` of `URLStrParser` (note: `to` is inclusive there).
+fn last_index_of(b: &[u8], ch: u8, from: usize, to: usize) -> Option<usize> {
+    let to = to.min(b.len().checked_sub(1)?);
+    if from > to {
+        return None;
+    }
+    b[from..=to]
+        .iter()
+        .rposition(|&c| c == ch)
+        .map(|i| i + from)
+}
+
+/// Everything before the query: protocol, user info, host, port, path (`parseURLBody`).
 fn parse_body<'a>(input: &str, body: &'a str) -> Result<UrlParts<'a>> {
-    let body = match body.find('#') {
-        Some(i) => &body[..i],
-        None => body,
-    };
-    let (protocol, rest) = if let Some(i) = body.find("://") {
+    let b = body.as_bytes();
+    let mut start = 0usize;
+    let mut end = body.find('#').unwrap_or(body.len());
+    let mut protocol = None;
+    if let Some(i) = body.find("://") {
         if i == 0 {
             return Err(Error::invalid_url("url missing protocol", input));
         }
-        (Some(&body[..i]), &body[i + 3..])
+        protocol = Some(&body[..i]);
+        start = i + 3;
     } else if let Some(i) = body.find(":/") {
         if i == 0 {
             return Err(Error::invalid_url("url missing protocol", input));
         }
-        (Some(&body[..i]), &body[i + 1..])
-    } else {
-        (None, body)
-    };
-    let (hostpart, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-        None => (rest, None),
-    };
-    let (username, password, hostpart) = match hostpart.rfind('@') {
-        Some(i) if i > 0 => {
-            let info = &hostpart[..i];
-            match info.find(':') {
-                Some(j) => (Some(&info[..j]), Some(&info[j + 1..]), &hostpart[i + 1..]),
-                None => (Some(info), None, &hostpart[i + 1..]),
+        protocol = Some(&body[..i]);
+        start = i + 1;
+    }
+    let mut path = None;
+    if let Some(i) = index_of(b, b'/', start, end) {
+        path = Some(&body[i + 1..end]);
+        end = i;
+    }
+    let (mut username, mut password) = (None, None);
+    if let Some(at) = last_index_of(b, b'@', start, end).filter(|&i| i > 0) {
+        match index_of(b, b':', start, at) {
+            Some(c) => {
+                username = Some(&body[start..c]);
+                password = Some(&body[c + 1..at]);
             }
+            None => username = Some(&body[start..at]),
         }
-        _ => (None, None, hostpart),
-    };
-    let (host, port) = match hostpart.rfind(':') {
-        Some(i) if !hostpart[i..].contains('%') => {
-            let port = parse_java_int(&hostpart[i + 1..])
-                .ok_or_else(|| Error::invalid_url("invalid port", input))?;
-            (&hostpart[..i], port)
+        start = at + 1;
+    }
+    let mut port = 0;
+    if let Some(c) = last_index_of(b, b':', start, end).filter(|&i| i > 0 && i < b.len() - 1) {
+        let zone = last_index_of(b, b'%', start, end).is_some_and(|p| p > c);
+        if !zone {
+            let text = body.get(c + 1..end).unwrap_or("");
+            port = parse_java_int(text).ok_or_else(|| Error::invalid_url("invalid port", input))?;
+            end = c;
         }
-        _ => (hostpart, 0),
-    };
+    }
+    let host = (end > start).then(|| &body[start..end]);
     Ok(UrlParts {
         protocol,
         username,
         password,
-        host: (!host.is_empty()).then_some(host),
+        host,
         port,
         path,
     })
@@ -99,7 +144,9 @@ pub(crate) fn parse_encoded(input: &str) -> Result<Url> {
     // Fast path: without literal separators and without an encoded `;`, decoding the whole
     // string first and parsing the decoded form splits at exactly the same places.
     let b = input.as_bytes();
-    let literal_sep = b.iter().any(|c| matches!(c, b'?' | b'&' | b'=' | b'#' | b';'));
+    let literal_sep = b
+        .iter()
+        .any(|c| matches!(c, b'?' | b'&' | b'=' | b'#' | b';'));
     if !literal_sep && find_ci(input, "%3B", 0).is_none() {
         let decoded = decode_cow(input)?;
         return parse_decoded(&decoded);
@@ -107,6 +154,9 @@ pub(crate) fn parse_encoded(input: &str) -> Result<Url> {
     parse_encoded_exact(input)
 }
 
+/// The general case: the body ends at the first `%3F` (any case); query items are separated
+/// by `&` / `;` (encoded or literal) and split at the first `=` (encoded or literal); every
+/// component is decoded with `+` as a space.
 fn parse_encoded_exact(input: &str) -> Result<Url> {
     let (body_enc, query_enc) = match find_ci(input, "%3F", 0) {
         Some(i) => (&input[..i], Some(&input[i + 3..])),
@@ -114,16 +164,13 @@ fn parse_encoded_exact(input: &str) -> Result<Url> {
     };
     let mut owned: Vec<(Cow<'_, str>, Cow<'_, str>)> = Vec::new();
     if let Some(q) = query_enc {
-        for item in split_ci(q, "%26").flat_map(|s| s.split(';')) {
+        for item in split_encoded(q, |c| c == b'&' || c == b';')? {
+            let item = skip_leading_eq(item);
             if item.is_empty() {
                 continue;
             }
-            let item = strip_prefix_ci(item, "%3D").unwrap_or(item);
-            if item.is_empty() {
-                continue;
-            }
-            match find_ci(item, "%3D", 0) {
-                Some(i) => owned.push((decode_cow(&item[..i])?, decode_cow(&item[i + 3..])?)),
+            match find_encoded(item, b'=') {
+                Some((i, n)) => owned.push((decode_cow(&item[..i])?, decode_cow(&item[i + n..])?)),
                 None => owned.push((decode_cow(item)?, Cow::Borrowed(""))),
             }
         }
@@ -132,6 +179,56 @@ fn parse_encoded_exact(input: &str) -> Result<Url> {
     let parts = parse_body(input, &body)?;
     let params: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (&**k, &**v)).collect();
     Url::from_parsed(parts, params)
+}
+
+/// The byte a position stands for: a literal byte, or the byte of a `%XX` escape (with its
+/// length). A truncated or non-hex escape is an error, as in Java.
+fn unit_at(s: &str, i: usize) -> Result<(u8, usize)> {
+    let b = s.as_bytes();
+    if b[i] != b'%' {
+        return Ok((b[i], 1));
+    }
+    let hex = s
+        .get(i + 1..i + 3)
+        .ok_or_else(|| Error::invalid_escape(s))?;
+    u8::from_str_radix(hex, 16)
+        .map(|v| (v, 3))
+        .map_err(|_| Error::invalid_escape(s))
+}
+
+fn split_encoded(s: &str, is_sep: impl Fn(u8) -> bool) -> Result<Vec<&str>> {
+    let mut out = Vec::new();
+    let (mut i, mut item_start) = (0, 0);
+    while i < s.len() {
+        let (c, n) = unit_at(s, i)?;
+        if is_sep(c) {
+            out.push(&s[item_start..i]);
+            item_start = i + n;
+        }
+        i += n;
+    }
+    out.push(&s[item_start..]);
+    Ok(out)
+}
+
+/// First `=` (literal or `%3D`) as (index, length). Escapes were validated by the split.
+fn find_encoded(s: &str, ch: u8) -> Option<(usize, usize)> {
+    let mut i = 0;
+    while i < s.len() {
+        let (c, n) = unit_at(s, i).ok()?;
+        if c == ch {
+            return Some((i, n));
+        }
+        i += n;
+    }
+    None
+}
+
+fn skip_leading_eq(mut s: &str) -> &str {
+    while let Some((b'=', n)) = (!s.is_empty()).then(|| unit_at(s, 0).ok()).flatten() {
+        s = &s[n..];
+    }
+    s
 }
 
 fn find_ci(hay: &str, needle: &str, from: usize) -> Option<usize> {
@@ -143,24 +240,57 @@ fn find_ci(hay: &str, needle: &str, from: usize) -> Option<usize> {
     (from..=h.len() - n.len()).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
 }
 
-fn strip_prefix_ci<'a>(s: &'a str, p: &str) -> Option<&'a str> {
-    (s.len() >= p.len() && s.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes()))
-        .then(|| &s[p.len()..])
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn split_ci<'a>(s: &'a str, sep: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-    let mut start = Some(0usize);
-    std::iter::from_fn(move || {
-        let st = start?;
-        match find_ci(s, sep, st) {
-            Some(i) => {
-                start = Some(i + sep.len());
-                Some(&s[st..i])
-            }
-            None => {
-                start = None;
-                Some(&s[st..])
-            }
-        }
-    })
+    #[test]
+    fn java_index_rules() {
+        // `@` at absolute index > 0 after the protocol: empty user name.
+        let u = Url::parse("dubbo://@h:1/S").unwrap();
+        assert_eq!((u.username(), u.host(), u.port()), (Some(""), Some("h"), 1));
+        // A leading `:` is not a port separator (index 0).
+        let u = Url::parse(":20880").unwrap();
+        assert_eq!((u.host(), u.port()), (Some(":20880"), 0));
+        // `:` as the very last character is not a port separator.
+        let u = Url::parse("dubbo://h:").unwrap();
+        assert_eq!((u.host(), u.port()), (Some("h:"), 0));
+        assert!(Url::parse("dubbo://h:#x").is_err());
+        // Repeated leading `=` are skipped.
+        let u = Url::parse("dubbo://h/S?==a=b").unwrap();
+        assert_eq!(u.param("a"), Some("b"));
+        // A protocol found after `#` leaves everything else absent (no panic).
+        let u = Url::parse("a#b://c").unwrap();
+        assert_eq!(
+            (u.protocol(), u.host(), u.path()),
+            (Some("a#b"), None, None)
+        );
+    }
+
+    #[test]
+    fn raw_params_and_default_order() {
+        let p = parse_params_raw("version=2.0&&default.version=1.0& key &k=");
+        assert_eq!(
+            p,
+            vec![
+                ("default.version", "1.0"),
+                ("k", ""),
+                ("key", "key"),
+                ("version", "2.0")
+            ]
+        );
+        let u = Url::parse("dubbo://h/S?default.x=1&default.x=2").unwrap();
+        assert_eq!((u.param("x"), u.param("default.x")), (Some("1"), Some("2")));
+    }
+
+    #[test]
+    fn encoded_separators() {
+        let u = Url::parse_encoded("dubbo%3A%2F%2Fh%3A1%2FS%3Fa%3D1%3Bb%3D2%26c%3Dx%3Dy").unwrap();
+        assert_eq!(
+            (u.param("a"), u.param("b"), u.param("c")),
+            (Some("1"), Some("2"), Some("x=y"))
+        );
+        assert!(Url::parse_encoded("dubbo%3A%2F%2Fh%3Fa%3D1%2").is_err());
+        assert!(Url::parse_encoded("dubbo%3A%2F%2Fh%3Fa%3D1%zz&b=1").is_err());
+    }
 }
