@@ -23,6 +23,9 @@ pub const DEFAULT_RESELECT_COUNT: usize = 10;
 /// The load balancer used when the first invoker's URL names none.
 pub const DEFAULT_LOADBALANCE: &str = "random";
 
+/// A cached load balancer by `loadbalance` name.
+type NamedBalancer = (Box<str>, Arc<dyn LoadBalance>);
+
 /// Shared state and helpers of one cluster invoker.
 #[derive(Debug)]
 pub struct ClusterCore {
@@ -31,7 +34,7 @@ pub struct ClusterCore {
     destroyed: AtomicBool,
     sticky: Mutex<Option<SharedInvoker>>,
     lb_override: Option<Arc<dyn LoadBalance>>,
-    lb_cache: RwLock<Vec<(Box<str>, Arc<dyn LoadBalance>)>>,
+    lb_cache: RwLock<Vec<NamedBalancer>>,
     reselect_count: usize,
 }
 
@@ -206,7 +209,7 @@ impl ClusterCore {
         if !is_selected && !is_unavailable {
             return Some(picked.clone());
         }
-        if let Some(r) = self.reselect(lb, invocation, invokers, selected, available_check) {
+        if let Some(r) = self.reselect(lb, invocation, set, selected, available_check) {
             return Some(r);
         }
         Some(invokers[(idx + 1) % invokers.len()].clone())
@@ -219,38 +222,42 @@ impl ClusterCore {
         &self,
         lb: &dyn LoadBalance,
         invocation: &Invocation,
-        invokers: &[SharedInvoker],
+        set: &InvokerSet,
         selected: &[SharedInvoker],
         available_check: bool,
     ) -> Option<SharedInvoker> {
-        let mut candidates: Vec<SharedInvoker> =
-            Vec::with_capacity(invokers.len().min(self.reselect_count));
+        let invokers = set.invokers();
         let eligible = |i: &SharedInvoker| -> bool {
-            !(available_check && !i.is_available()) && !contains(selected, i)
+            (!available_check || i.is_available()) && !contains(selected, i)
         };
+        let mut candidates: Vec<usize> = Vec::with_capacity(invokers.len().min(self.reselect_count));
         if self.reselect_count >= invokers.len() {
-            candidates.extend(invokers.iter().filter(|i| eligible(i)).cloned());
+            candidates.extend((0..invokers.len()).filter(|&i| eligible(&invokers[i])));
         } else {
             for _ in 0..self.reselect_count {
-                let i = &invokers[fastrand::usize(..invokers.len())];
-                if eligible(i) && !contains(&candidates, i) {
-                    candidates.push(i.clone());
+                let i = fastrand::usize(..invokers.len());
+                if eligible(&invokers[i]) && !candidates.contains(&i) {
+                    candidates.push(i);
                 }
             }
         }
-        if candidates.is_empty() {
-            for i in selected {
-                if i.is_available() && !contains(&candidates, i) {
-                    candidates.push(i.clone());
-                }
+        if !candidates.is_empty() {
+            let sub = set.subset(&candidates);
+            let k = lb.select(&sub, invocation).unwrap_or(0).min(sub.len() - 1);
+            return sub.get(k).cloned();
+        }
+        let mut retry: Vec<SharedInvoker> = Vec::new();
+        for i in selected {
+            if i.is_available() && !contains(&retry, i) {
+                retry.push(i.clone());
             }
         }
-        if candidates.is_empty() {
+        if retry.is_empty() {
             return None;
         }
-        let sub = InvokerSet::new(candidates);
-        let idx = lb.select(&sub, invocation).unwrap_or(0).min(sub.len() - 1);
-        sub.get(idx).cloned()
+        let sub = InvokerSet::new(retry);
+        let k = lb.select(&sub, invocation).unwrap_or(0).min(sub.len() - 1);
+        sub.get(k).cloned()
     }
 }
 
