@@ -25,7 +25,9 @@ fn caps() -> Capabilities {
 }
 
 async fn case(case: Case) {
-    let Some(addr) = tests::nacos_addr(case.name()) else { return };
+    let Some(addr) = tests::nacos_addr(case.name()) else {
+        return;
+    };
     let ns = tests::unique("nacos-contract");
     let url = Url::parse(&format!(
         "nacos://{addr}?namespace={ns}&nacos.poll-interval=200&nacos.scan-interval=300"
