@@ -1,7 +1,7 @@
 //! Registry address parsing: `UrlUtils.parseURL` / `parseURLs` (§1.6).
 
 use crate::error::{Error, Result};
-use crate::url::{is_java_space, non_empty, Url};
+use crate::url::{non_empty, Url};
 
 /// Defaults applied by [`parse_registry_address`].
 #[derive(Debug, Default, Clone)]
@@ -44,26 +44,22 @@ pub fn parse_registry_address(address: &str, defaults: &AddressDefaults<'_>) -> 
     let url = Url::parse(&text)?;
     let mut b = url.to_builder();
     if non_empty(url.protocol()).is_none() {
-        b = b.protocol(defaults.protocol.unwrap_or("dubbo"));
+        b = b.protocol(non_empty(defaults.protocol).unwrap_or("dubbo"));
     }
     if url.port() <= 0 {
-        b = b.port(defaults.port.unwrap_or(9090));
+        b = b.port(defaults.port.filter(|p| *p > 0).unwrap_or(9090));
     }
-    if non_empty(url.username()).is_none() {
-        if let Some(u) = defaults.username {
-            b = b.credentials(u, non_empty(url.password()).or(defaults.password));
-        }
-    } else if non_empty(url.password()).is_none() {
-        if let (Some(u), Some(p)) = (url.username(), defaults.password) {
-            b = b.credentials(u, Some(p));
-        }
+    let username = non_empty(url.username()).or(non_empty(defaults.username));
+    let password = non_empty(url.password()).or(non_empty(defaults.password));
+    if username != url.username() || password != url.password() {
+        b = b.credentials(username.unwrap_or(""), password);
     }
     if non_empty(url.path()).is_none() {
-        if let Some(p) = defaults.path {
+        if let Some(p) = non_empty(defaults.path) {
             b = b.path(p);
         }
     }
-    for (k, v) in &defaults.params {
+    for (k, v) in defaults.params.iter().filter(|(_, v)| !v.is_empty()) {
         if non_empty(url.param(k)).is_none() {
             b = b.param(k, v);
         }
@@ -71,24 +67,62 @@ pub fn parse_registry_address(address: &str, defaults: &AddressDefaults<'_>) -> 
     Ok(b.build())
 }
 
-/// `UrlUtils.parseURLs`: addresses split on `\s*[|;]+\s*`, each parsed by
-/// [`parse_registry_address`].
+/// `UrlUtils.parseURLs`: addresses split on `\s*[|;]+\s*` with Java `String.split` rules
+/// (a leading empty item is kept and fails as an empty address, trailing ones are dropped),
+/// each parsed by [`parse_registry_address`].
 pub fn parse_registry_addresses(
     addresses: &str,
     defaults: &AddressDefaults<'_>,
 ) -> Result<Vec<Url>> {
-    let items: Vec<&str> = addresses
-        .split(['|', ';'])
-        .map(|s| s.trim_matches(is_java_space))
-        .filter(|s| !s.is_empty())
-        .collect();
+    if addresses.is_empty() {
+        return Err(Error::InvalidAddress(
+            "Address is not allowed to be empty, please re-enter.".into(),
+        ));
+    }
+    let items = registry_split(addresses);
     if items.is_empty() {
-        return Err(Error::InvalidAddress("addresses is empty".into()));
+        return Err(Error::InvalidAddress(
+            "Addresses is not allowed to be empty, please re-enter.".into(),
+        ));
     }
     items
         .into_iter()
         .map(|a| parse_registry_address(a, defaults))
         .collect()
+}
+
+/// Java `s.split("\\s*[|;]+\\s*")`.
+fn registry_split(s: &str) -> Vec<&str> {
+    let b = s.as_bytes();
+    let is_ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
+    let is_sep = |c: u8| c == b'|' || c == b';';
+    let mut out = Vec::new();
+    let (mut item_start, mut i) = (0, 0);
+    while i < b.len() {
+        // Try a match starting at i: \s* [|;]+ \s*
+        let mut j = i;
+        while j < b.len() && is_ws(b[j]) {
+            j += 1;
+        }
+        if j < b.len() && is_sep(b[j]) {
+            while j < b.len() && is_sep(b[j]) {
+                j += 1;
+            }
+            while j < b.len() && is_ws(b[j]) {
+                j += 1;
+            }
+            out.push(&s[item_start..i]);
+            item_start = j;
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out.push(&s[item_start..]);
+    while out.last() == Some(&"") {
+        out.pop();
+    }
+    out
 }
 
 /// `URL.appendDefaultPort(address, defaultPort)`: an address without `:` gets

@@ -289,6 +289,8 @@ impl OwnedDefaults {
 }
 
 fn defaults_of(v: &Value) -> Result<OwnedDefaults, String> {
+    // `parseURL` removes protocol, username, password, host, port and path from the defaults;
+    // the rest fill empty parameters.
     let map = v.get("defaults").and_then(json_map).unwrap_or_default();
     let mut d = OwnedDefaults {
         protocol: None,
@@ -304,13 +306,9 @@ fn defaults_of(v: &Value) -> Result<OwnedDefaults, String> {
             "username" => d.username = Some(x),
             "password" => d.password = Some(x),
             "path" => d.path = Some(x),
-            "port" => {
-                d.port = Some(
-                    x.trim()
-                        .parse()
-                        .map_err(|_| format!("bad default port {x:?}"))?,
-                )
-            }
+            // `StringUtils.parseInteger`: 0 (no default) when not an integer.
+            "port" => d.port = x.trim().parse().ok(),
+            "host" => {}
             _ => d.params.push((k, x)),
         }
     }
