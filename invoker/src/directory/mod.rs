@@ -19,7 +19,7 @@
 //!   ..."), unless empty protection is on; a notification with no URL changes nothing; a list
 //!   with no valid provider keeps the current invokers;
 //! - multi-group consumers (`group=*` or a list) get one joined invoker per group
-//!   ([`GroupJoiner`]);
+//!   ([`GroupJoiner`], default [`ClusterGroupJoiner`]: a cluster per group);
 //! - the snapshot holds the invokers per method ([`MethodCacheMode`]: 3.x shared list, or
 //!   Dubbo 2.6's `methodInvokerMap`), after routers ([`crate::router`]); `mock://` providers
 //!   are kept apart for invocations with `invocation.need.mock=true`.
@@ -38,6 +38,7 @@ use crate::rpc::{Invocation, RpcError};
 
 pub mod bench_support;
 pub mod configurator;
+mod group_join;
 pub mod merge;
 mod options;
 mod registry_directory;
@@ -48,6 +49,7 @@ pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 
+pub use group_join::ClusterGroupJoiner;
 pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
 pub use registry_directory::{RegistryDirectory, SUBSCRIBE_CATEGORIES};
 pub use snapshot::{group_invokers, is_multi_group};

@@ -71,7 +71,7 @@ pub struct DirectoryOptions {
     /// `dubbo.router.should-fail-fast` (default true): a forbidden directory fails `list`;
     /// when false it returns an empty list.
     pub should_fail_fast: bool,
-    /// How long [`super::RegistryDirectory::wait_ready`] waits for the first providers
+    /// How long [`super::Directory::wait_ready`] waits for the first providers
     /// notification by default (default 3 s).
     pub ready_timeout: Duration,
     /// Routers applied when a snapshot is built, in order (after the built-in mock selector).
@@ -79,8 +79,8 @@ pub struct DirectoryOptions {
     /// Turns `routers` category URLs into routers; without it such URLs are recorded but not
     /// interpreted.
     pub router_factory: Option<Arc<dyn RouterFactory>>,
-    /// Joins per-group invokers for multi-group consumers; without it a multi-group
-    /// consumer sees the flat list of all groups' invokers.
+    /// Joins per-group invokers for multi-group consumers; `None` uses
+    /// [`super::ClusterGroupJoiner`] (one cluster invoker per group).
     pub group_joiner: Option<Arc<dyn GroupJoiner>>,
 }
 

@@ -18,7 +18,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::configurator::{configure_all, to_configurators, Configurator};
-use super::options::{DirectoryOptions, MethodCacheMode};
+use super::group_join::ClusterGroupJoiner;
+use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
 use super::snapshot::{build, is_multi_group, BuildCtx, Phase, Snapshot};
 use super::table::{Applied, Ctx, ProviderTable};
 use super::Directory;
@@ -45,6 +46,7 @@ pub struct RegistryDirectory {
     options: DirectoryOptions,
     mode: MethodCacheMode,
     multi_group: bool,
+    joiner: Arc<dyn GroupJoiner>,
     snapshot: ArcSwap<Snapshot>,
     directory_url: ArcSwap<Url>,
     state: Mutex<State>,
@@ -91,8 +93,13 @@ impl RegistryDirectory {
             options.method_cache
         };
         let (ready, _) = watch::channel(false);
+        let joiner = options
+            .group_joiner
+            .clone()
+            .unwrap_or_else(|| Arc::new(ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>);
         Arc::new(RegistryDirectory {
             multi_group: is_multi_group(&consumer),
+            joiner,
             directory_url: ArcSwap::from_pointee(consumer.clone()),
             consumer,
             registry_url,
@@ -322,7 +329,7 @@ impl RegistryDirectory {
         let ctx = BuildCtx {
             consumer: &dir_url,
             routers: &routers,
-            joiner: self.options.group_joiner.as_deref(),
+            joiner: Some(&*self.joiner),
             multi_group: self.multi_group,
             mode: self.mode,
         };

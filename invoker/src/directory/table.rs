@@ -374,7 +374,7 @@ mod tests {
         assert!(!r.changed);
         assert_eq!(f.referred(), 2);
         // b removed: retired.
-        let r = t.apply(&[a2.clone()], &ctx(&c, &f));
+        let r = t.apply(std::slice::from_ref(&a2), &ctx(&c, &f));
         assert!(r.changed);
         assert_eq!(r.retired.len(), 1);
         assert_eq!(r.retired[0].url().host(), Some("1.1.1.2"));

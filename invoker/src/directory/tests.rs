@@ -11,7 +11,7 @@ use super::test_support::RecordingFactory;
 use super::*;
 use crate::router::mock::NEED_MOCK;
 use crate::router::Router;
-use crate::rpc::{RpcErrorCode, SharedInvoker};
+use crate::rpc::{Invoker, RpcErrorCode, SharedInvoker};
 
 const S: &str = "com.foo.DemoService";
 
@@ -389,4 +389,21 @@ fn incremental_apply_touches_only_the_change() {
     assert_eq!(f.referred(), 2002);
     assert_eq!(f.destroyed(), 2);
     assert_eq!(d.list(&call()).unwrap().len(), 2000);
+}
+
+#[tokio::test]
+async fn multi_group_default_joiner_is_a_cluster_per_group() {
+    let (d, f) = dir_with(consumer("group=*"), DirectoryOptions::default());
+    d.notify(&[p("1.1.1.1:1", "group=a"), p("1.1.1.2:1", "group=b"), p("1.1.1.3:1", "group=a")]);
+    let set = d.list(&call()).unwrap();
+    assert_eq!(set.len(), 2);
+    for (i, group) in ["a", "b"].iter().enumerate() {
+        let joined = &set.invokers()[i];
+        assert_eq!(joined.url().group(), Some(*group));
+        let r = joined.invoke(&call()).await.unwrap();
+        let addr = r.value.as_str().unwrap().to_owned();
+        let made = f.made.lock();
+        let target = made.iter().find(|m| m.url().address().as_deref() == Some(addr.as_str())).unwrap();
+        assert_eq!(target.url().group(), Some(*group), "a call through group {group} landed on {addr}");
+    }
 }
