@@ -6,7 +6,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use invoker::cluster::{self, broadcast, ClusterInvoker, ClusterKind, ClusterOptions, FailbackOptions};
+use invoker::cluster::{
+    self, broadcast, ClusterInvoker, ClusterKind, ClusterOptions, FailbackOptions,
+};
 use invoker::rpc::{Invocation, Invoker, RpcErrorCode};
 use serde_json::Value;
 use support::*;
@@ -14,7 +16,10 @@ use support::*;
 fn cluster_of(kind: ClusterKind, params: &str, invokers: &[Arc<Scripted>]) -> ClusterInvoker {
     ClusterInvoker::new(
         directory(consumer(params), invokers),
-        ClusterOptions { kind: Some(kind), ..ClusterOptions::default() },
+        ClusterOptions {
+            kind: Some(kind),
+            ..ClusterOptions::default()
+        },
     )
 }
 
@@ -32,14 +37,21 @@ async fn failover_tries_retries_plus_one_distinct_providers() {
     assert_eq!(err.code, RpcErrorCode::Timeout, "last error code is kept");
     assert!(err.message.contains("Tried 3 times"), "{}", err.message);
     assert_eq!(total_calls(&inv), 3);
-    assert!(inv.iter().all(|i| i.calls() <= 1), "no provider is tried twice");
+    assert!(
+        inv.iter().all(|i| i.calls() <= 1),
+        "no provider is tried twice"
+    );
 }
 
 #[tokio::test]
 async fn failover_succeeds_on_a_later_attempt() {
     let bad = Scripted::new(0, network());
     let good = Scripted::new(1, ok("fine"));
-    let c = cluster_of(ClusterKind::Failover, "retries=1", &[bad.clone(), good.clone()]);
+    let c = cluster_of(
+        ClusterKind::Failover,
+        "retries=1",
+        &[bad.clone(), good.clone()],
+    );
     for _ in 0..20 {
         let r = c.invoke(&call()).await.unwrap();
         assert_eq!(r.value, Value::from("fine"));
@@ -61,11 +73,18 @@ async fn failover_retries_param_method_level_and_attachment_override() {
     let inv: Vec<_> = (0..6).map(|i| Scripted::new(i, network())).collect();
     let c = cluster_of(ClusterKind::Failover, "retries=0&sayHello.retries=3", &inv);
     let _ = c.invoke(&call()).await;
-    assert_eq!(total_calls(&inv), 4, "method-level retries=3 beats service-level 0");
+    assert_eq!(
+        total_calls(&inv),
+        4,
+        "method-level retries=3 beats service-level 0"
+    );
 
     let inv: Vec<_> = (0..6).map(|i| Scripted::new(i, network())).collect();
     let c = cluster_of(ClusterKind::Failover, "retries=5", &inv);
-    let err = c.invoke(&call().with_attachment("retries", "1")).await.unwrap_err();
+    let err = c
+        .invoke(&call().with_attachment("retries", "1"))
+        .await
+        .unwrap_err();
     assert_eq!(total_calls(&inv), 2);
     assert!(err.message.contains("Tried 2 times"));
 
@@ -88,8 +107,17 @@ async fn empty_list_is_code_6_for_every_strategy() {
     ] {
         let c = cluster_of(kind, "", &[]);
         let err = c.invoke(&call()).await.unwrap_err();
-        assert_eq!(err.code, RpcErrorCode::NoInvokerAvailableAfterFilter, "{kind:?}");
-        assert!(err.message.contains("No provider available for the service demo.Service"), "{}", err.message);
+        assert_eq!(
+            err.code,
+            RpcErrorCode::NoInvokerAvailableAfterFilter,
+            "{kind:?}"
+        );
+        assert!(
+            err.message
+                .contains("No provider available for the service demo.Service"),
+            "{}",
+            err.message
+        );
     }
 }
 
@@ -98,7 +126,12 @@ async fn destroyed_cluster_refuses_calls() {
     let inv = [Scripted::new(0, ok("x"))];
     let c = cluster_of(ClusterKind::Failover, "", &inv);
     c.destroy();
-    assert!(c.invoke(&call()).await.unwrap_err().message.contains("destroyed"));
+    assert!(c
+        .invoke(&call())
+        .await
+        .unwrap_err()
+        .message
+        .contains("destroyed"));
     assert_eq!(inv[0].calls(), 0);
 }
 
@@ -142,14 +175,23 @@ async fn available_picks_first_available_in_order() {
     }
     let inv = [Scripted::new(0, ok("r1")).unavailable()];
     let c = cluster_of(ClusterKind::Available, "", &inv);
-    assert!(c.invoke(&call()).await.unwrap_err().message.starts_with("No provider available in"));
+    assert!(c
+        .invoke(&call())
+        .await
+        .unwrap_err()
+        .message
+        .starts_with("No provider available in"));
 }
 
 // ----- broadcast -----
 
 #[tokio::test]
 async fn broadcast_calls_everyone_and_reports_the_last_error() {
-    let inv = [Scripted::new(0, ok("a")), Scripted::new(1, timeout()), Scripted::new(2, ok("c"))];
+    let inv = [
+        Scripted::new(0, ok("a")),
+        Scripted::new(1, timeout()),
+        Scripted::new(2, ok("c")),
+    ];
     let c = cluster_of(ClusterKind::Broadcast, "", &inv);
     let err = c.invoke(&call()).await.unwrap_err();
     assert_eq!(err.code, RpcErrorCode::Timeout);
@@ -157,12 +199,20 @@ async fn broadcast_calls_everyone_and_reports_the_last_error() {
 
     let inv = [Scripted::new(0, ok("a")), Scripted::new(1, ok("b"))];
     let c = cluster_of(ClusterKind::Broadcast, "", &inv);
-    assert_eq!(c.invoke(&call()).await.unwrap().value, Value::from("b"), "last result");
+    assert_eq!(
+        c.invoke(&call()).await.unwrap().value,
+        Value::from("b"),
+        "last result"
+    );
 }
 
 #[tokio::test]
 async fn broadcast_fail_percent_threshold() {
-    let failing = || (0..4).map(|i| Scripted::new(i, network())).collect::<Vec<_>>();
+    let failing = || {
+        (0..4)
+            .map(|i| Scripted::new(i, network()))
+            .collect::<Vec<_>>()
+    };
     let inv = failing();
     let c = cluster_of(ClusterKind::Broadcast, "broadcast.fail.percent=50", &inv);
     let _ = c.invoke(&call()).await;
@@ -171,15 +221,28 @@ async fn broadcast_fail_percent_threshold() {
     let inv = failing();
     let c = cluster_of(ClusterKind::Broadcast, "broadcast.fail.percent=0", &inv);
     let _ = c.invoke(&call()).await;
-    assert_eq!(total_calls(&inv), 4, "percent 0 never stops early (as Dubbo)");
+    assert_eq!(
+        total_calls(&inv),
+        4,
+        "percent 0 never stops early (as Dubbo)"
+    );
 
     let inv = failing();
     let c = cluster_of(ClusterKind::Broadcast, "broadcast.fail.percent=150", &inv);
     let _ = c.invoke(&call()).await;
     assert_eq!(total_calls(&inv), 4);
-    assert_eq!(broadcast::effective_fail_percent(&consumer("broadcast.fail.percent=150")), 100);
-    assert_eq!(broadcast::effective_fail_percent(&consumer("broadcast.fail.percent=-1")), 100);
-    assert_eq!(broadcast::effective_fail_percent(&consumer("broadcast.fail.percent=30")), 30);
+    assert_eq!(
+        broadcast::effective_fail_percent(&consumer("broadcast.fail.percent=150")),
+        100
+    );
+    assert_eq!(
+        broadcast::effective_fail_percent(&consumer("broadcast.fail.percent=-1")),
+        100
+    );
+    assert_eq!(
+        broadcast::effective_fail_percent(&consumer("broadcast.fail.percent=30")),
+        30
+    );
     assert_eq!(broadcast::fail_threshold(3, 50), 1);
 }
 
@@ -189,18 +252,30 @@ async fn broadcast_fail_percent_threshold() {
 async fn forking_first_success_wins_and_losers_are_cancelled() {
     let slow = Scripted::new(0, ok("slow")).delayed(Duration::from_millis(500));
     let fast = Scripted::new(1, ok("fast")).delayed(Duration::from_millis(10));
-    let c = cluster_of(ClusterKind::Forking, "forks=0", &[slow.clone(), fast.clone()]);
+    let c = cluster_of(
+        ClusterKind::Forking,
+        "forks=0",
+        &[slow.clone(), fast.clone()],
+    );
     assert_eq!(c.invoke(&call()).await.unwrap().value, Value::from("fast"));
     assert_eq!(slow.calls(), 1, "the slow fork started");
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(slow.completed.load(std::sync::atomic::Ordering::SeqCst), 0, "the loser was dropped");
+    assert_eq!(
+        slow.completed.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the loser was dropped"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn forking_failure_wins_only_when_all_fail() {
     let bad = Scripted::new(0, network()).delayed(Duration::from_millis(1));
     let good = Scripted::new(1, ok("good")).delayed(Duration::from_millis(50));
-    let c = cluster_of(ClusterKind::Forking, "forks=2", &[bad.clone(), good.clone()]);
+    let c = cluster_of(
+        ClusterKind::Forking,
+        "forks=2",
+        &[bad.clone(), good.clone()],
+    );
     assert_eq!(c.invoke(&call()).await.unwrap().value, Value::from("good"));
 
     let inv: Vec<_> = (0..3).map(|i| Scripted::new(i, network())).collect();
@@ -213,7 +288,9 @@ async fn forking_failure_wins_only_when_all_fail() {
 
 #[tokio::test(start_paused = true)]
 async fn forking_timeout_is_an_error() {
-    let inv: Vec<_> = (0..2).map(|i| Scripted::new(i, ok("late")).delayed(Duration::from_secs(5))).collect();
+    let inv: Vec<_> = (0..2)
+        .map(|i| Scripted::new(i, ok("late")).delayed(Duration::from_secs(5)))
+        .collect();
     let c = cluster_of(ClusterKind::Forking, "timeout=1000", &inv);
     let start = tokio::time::Instant::now();
     let err = c.invoke(&call()).await.unwrap_err();
@@ -228,7 +305,10 @@ fn failback_cluster(params: &str, invokers: &[Arc<Scripted>], jitter: f64) -> Cl
         directory(consumer(params), invokers),
         ClusterOptions {
             kind: Some(ClusterKind::Failback),
-            failback: FailbackOptions { jitter, ..FailbackOptions::default() },
+            failback: FailbackOptions {
+                jitter,
+                ..FailbackOptions::default()
+            },
             ..ClusterOptions::default()
         },
     )
@@ -280,15 +360,29 @@ async fn failback_bounds_pending_tasks_and_reads_retries() {
     for _ in 0..5 {
         c.invoke(&call()).await.unwrap();
     }
-    assert_eq!(c.pending_retries(), 2, "at most failbacktasks pending retries");
+    assert_eq!(
+        c.pending_retries(),
+        2,
+        "at most failbacktasks pending retries"
+    );
 
     let p = Scripted::new(0, network());
     let c = failback_cluster("retries=0", &[p.clone()], 0.1);
     c.invoke(&call()).await.unwrap();
-    assert_eq!(c.pending_retries(), 0, "retries=0 disables background retries");
+    assert_eq!(
+        c.pending_retries(),
+        0,
+        "retries=0 disables background retries"
+    );
 
-    assert_eq!(cluster::failback::failback_retries(&consumer("retries=-4")), 3);
-    assert_eq!(cluster::failback::failback_tasks(&consumer("failbacktasks=0")), 100);
+    assert_eq!(
+        cluster::failback::failback_retries(&consumer("retries=-4")),
+        3
+    );
+    assert_eq!(
+        cluster::failback::failback_tasks(&consumer("failbacktasks=0")),
+        100
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -310,7 +404,10 @@ fn failback_delays_grow_and_jitter_stays_bounded() {
     assert_eq!(o.base_delay(10), Duration::from_secs(60));
     for a in 1..6 {
         let d = o.delay(a);
-        assert!(d >= o.base_delay(a) && d <= o.base_delay(a).mul_f64(1.1), "{d:?}");
+        assert!(
+            d >= o.base_delay(a) && d <= o.base_delay(a).mul_f64(1.1),
+            "{d:?}"
+        );
     }
 }
 
@@ -323,8 +420,14 @@ async fn join_chooses_the_strategy_from_the_cluster_param() {
     assert_eq!(c.invoke(&call()).await.unwrap().value, Value::Null);
     let inv = [Scripted::new(0, timeout())];
     let c = cluster::join(directory(consumer("cluster=nonsense"), &inv));
-    assert!(c.invoke(&call()).await.is_err(), "unknown names fall back to failover");
-    assert_eq!(ClusterKind::for_url(&consumer("cluster=forking")), ClusterKind::Forking);
+    assert!(
+        c.invoke(&call()).await.is_err(),
+        "unknown names fall back to failover"
+    );
+    assert_eq!(
+        ClusterKind::for_url(&consumer("cluster=forking")),
+        ClusterKind::Forking
+    );
 }
 
 // ----- property -----

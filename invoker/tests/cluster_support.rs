@@ -8,7 +8,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use invoker::directory::static_directory::StaticDirectory;
 use invoker::directory::Directory;
-use invoker::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker};
+use invoker::rpc::{
+    Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker,
+};
 use registry_core::Url;
 use serde_json::Value;
 
@@ -24,7 +26,10 @@ pub struct Scripted {
 
 impl Scripted {
     pub fn new(i: usize, answer: Result<Value, RpcError>) -> Arc<Scripted> {
-        Scripted::with_url(&format!("test://127.0.0.1:{}/demo.Service?name=p{i}", 20880 + i), answer)
+        Scripted::with_url(
+            &format!("test://127.0.0.1:{}/demo.Service?name=p{i}", 20880 + i),
+            answer,
+        )
     }
 
     pub fn with_url(url: &str, answer: Result<Value, RpcError>) -> Arc<Scripted> {
@@ -91,16 +96,26 @@ pub fn network() -> Result<Value, RpcError> {
 }
 
 pub fn biz() -> Result<Value, RpcError> {
-    Err(RpcError::biz("java.lang.IllegalArgumentException", "bad argument"))
+    Err(RpcError::biz(
+        "java.lang.IllegalArgumentException",
+        "bad argument",
+    ))
 }
 
 pub fn consumer(params: &str) -> Url {
-    let q = if params.is_empty() { String::new() } else { format!("?{params}") };
+    let q = if params.is_empty() {
+        String::new()
+    } else {
+        format!("?{params}")
+    };
     Url::parse(&format!("consumer://127.0.0.1/demo.Service{q}")).unwrap()
 }
 
 pub fn directory(url: Url, invokers: &[Arc<Scripted>]) -> Arc<dyn Directory> {
-    let shared: Vec<SharedInvoker> = invokers.iter().map(|i| i.clone() as SharedInvoker).collect();
+    let shared: Vec<SharedInvoker> = invokers
+        .iter()
+        .map(|i| i.clone() as SharedInvoker)
+        .collect();
     Arc::new(StaticDirectory::new(url, shared))
 }
 

@@ -5,7 +5,11 @@ use crate::invoker_set::InvokerSet;
 use crate::rpc::{Invocation, RpcError, RpcErrorCode, RpcResult};
 
 /// Calls the first `is_available()` invoker; none → "No provider available in [...]".
-pub(crate) async fn invoke(_core: &ClusterCore, invocation: &Invocation, set: &InvokerSet) -> RpcResult {
+pub(crate) async fn invoke(
+    _core: &ClusterCore,
+    invocation: &Invocation,
+    set: &InvokerSet,
+) -> RpcResult {
     match set.invokers().iter().find(|i| i.is_available()) {
         Some(invoker) => invoker.invoke(invocation).await,
         None => {

@@ -32,7 +32,11 @@ pub fn fail_threshold(size: usize, percent: i64) -> usize {
 
 /// Calls all invokers sequentially. Returns the last error if any call failed, else the last
 /// result.
-pub(crate) async fn invoke(core: &ClusterCore, invocation: &Invocation, set: &InvokerSet) -> RpcResult {
+pub(crate) async fn invoke(
+    core: &ClusterCore,
+    invocation: &Invocation,
+    set: &InvokerSet,
+) -> RpcResult {
     let percent = effective_fail_percent(&core.directory().consumer_url());
     let threshold = fail_threshold(set.len(), percent);
     let mut failures = 0usize;

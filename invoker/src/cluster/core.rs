@@ -134,7 +134,13 @@ impl ClusterCore {
         }
         let name = set
             .get(0)
-            .map(|i| i.url().method_param_or(invocation.real_method(), "loadbalance", DEFAULT_LOADBALANCE))
+            .map(|i| {
+                i.url().method_param_or(
+                    invocation.real_method(),
+                    "loadbalance",
+                    DEFAULT_LOADBALANCE,
+                )
+            })
             .unwrap_or(DEFAULT_LOADBALANCE);
         if let Some((_, lb)) = self.lb_cache.read().iter().find(|(n, _)| &**n == name) {
             return lb.clone();
@@ -149,7 +155,9 @@ impl ClusterCore {
 
     /// `cluster.availablecheck` on the directory's registry URL (default true).
     pub fn available_check(&self) -> bool {
-        self.directory.registry_url().param_bool("cluster.availablecheck", true)
+        self.directory
+            .registry_url()
+            .param_bool("cluster.availablecheck", true)
     }
 
     /// Dubbo's `select` (§8.1): sticky reuse, else `do_select`. `None` only for an empty set.
@@ -163,7 +171,9 @@ impl ClusterCore {
         selected: &[SharedInvoker],
     ) -> Option<SharedInvoker> {
         let first = set.get(0)?;
-        let sticky = first.url().method_param_bool(invocation.real_method(), "sticky", false);
+        let sticky = first
+            .url()
+            .method_param_bool(invocation.real_method(), "sticky", false);
         let available_check = self.available_check();
         if sticky {
             let mut guard = self.sticky.lock();
@@ -202,7 +212,10 @@ impl ClusterCore {
             1 => return Some(invokers[0].clone()),
             _ => {}
         }
-        let idx = lb.select(set, invocation).unwrap_or(0).min(invokers.len() - 1);
+        let idx = lb
+            .select(set, invocation)
+            .unwrap_or(0)
+            .min(invokers.len() - 1);
         let picked = &invokers[idx];
         let is_selected = contains(selected, picked);
         let is_unavailable = available_check && !picked.is_available();
@@ -230,7 +243,8 @@ impl ClusterCore {
         let eligible = |i: &SharedInvoker| -> bool {
             (!available_check || i.is_available()) && !contains(selected, i)
         };
-        let mut candidates: Vec<usize> = Vec::with_capacity(invokers.len().min(self.reselect_count));
+        let mut candidates: Vec<usize> =
+            Vec::with_capacity(invokers.len().min(self.reselect_count));
         if self.reselect_count >= invokers.len() {
             candidates.extend((0..invokers.len()).filter(|&i| eligible(&invokers[i])));
         } else {

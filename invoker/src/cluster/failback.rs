@@ -54,8 +54,13 @@ impl Default for FailbackOptions {
 impl FailbackOptions {
     /// The delay before background attempt `attempt` (1-based), without jitter.
     pub fn base_delay(&self, attempt: u32) -> Duration {
-        let factor = self.multiplier.max(1).saturating_pow(attempt.saturating_sub(1));
-        self.first_delay.saturating_mul(factor).min(self.max_delay.max(self.first_delay))
+        let factor = self
+            .multiplier
+            .max(1)
+            .saturating_pow(attempt.saturating_sub(1));
+        self.first_delay
+            .saturating_mul(factor)
+            .min(self.max_delay.max(self.first_delay))
     }
 
     /// The delay before background attempt `attempt`, with jitter.
@@ -107,7 +112,11 @@ impl Drop for PendingGuard {
 
 impl Failback {
     pub(crate) fn new(options: FailbackOptions) -> Self {
-        Failback { options, token: CancellationToken::new(), pending: Arc::new(AtomicUsize::new(0)) }
+        Failback {
+            options,
+            token: CancellationToken::new(),
+            pending: Arc::new(AtomicUsize::new(0)),
+        }
     }
 
     /// Stops every retry task.
@@ -159,13 +168,18 @@ impl Failback {
         }
         let max = failback_tasks(&url);
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            warn!(method = invocation.real_method(), "Failback retry dropped: no tokio runtime");
+            warn!(
+                method = invocation.real_method(),
+                "Failback retry dropped: no tokio runtime"
+            );
             return;
         };
         // Reserve a slot; never exceed `failbacktasks`.
         let admitted = self
             .pending
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| (p < max).then_some(p + 1))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| {
+                (p < max).then_some(p + 1)
+            })
             .is_ok();
         if !admitted {
             error!(
@@ -197,7 +211,10 @@ impl Failback {
                 };
                 match outcome {
                     Ok(_) => {
-                        info!(method = invocation.real_method(), attempt, "Failback retry succeeded");
+                        info!(
+                            method = invocation.real_method(),
+                            attempt, "Failback retry succeeded"
+                        );
                         return;
                     }
                     Err(e) => warn!(
@@ -210,8 +227,7 @@ impl Failback {
             }
             error!(
                 method = invocation.real_method(),
-                retries,
-                "Failed retry times exceed threshold, we have to abandon the invocation"
+                retries, "Failed retry times exceed threshold, we have to abandon the invocation"
             );
         });
     }

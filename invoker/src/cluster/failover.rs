@@ -20,7 +20,10 @@ pub const DEFAULT_RETRIES: i64 = 2;
 pub fn invoke_times(consumer_url: &Url, invocation: &Invocation) -> usize {
     let method = invocation.real_method();
     let mut retries = consumer_url.method_param_i64(method, "retries", DEFAULT_RETRIES);
-    if let Some(r) = invocation.attachment("retries").and_then(|v| v.trim().parse::<i64>().ok()) {
+    if let Some(r) = invocation
+        .attachment("retries")
+        .and_then(|v| v.trim().parse::<i64>().ok())
+    {
         retries = r;
     }
     let len = retries.saturating_add(1);

@@ -32,8 +32,8 @@ use registry_core::Url;
 use tracing::warn;
 
 pub use self::core::ClusterCore;
-pub use self::failback::FailbackOptions;
 use self::failback::Failback;
+pub use self::failback::FailbackOptions;
 use crate::directory::Directory;
 use crate::loadbalance::LoadBalance;
 use crate::mock::{MockClusterInvoker, MockRegistry};
@@ -91,7 +91,11 @@ impl ClusterKind {
     /// The strategy named by the consumer URL's `cluster` parameter; unknown names fall back
     /// to failover with a warning.
     pub fn for_url(consumer_url: &Url) -> Self {
-        match consumer_url.param("cluster").map(str::trim).filter(|s| !s.is_empty()) {
+        match consumer_url
+            .param("cluster")
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
             None => ClusterKind::Failover,
             Some(n) => ClusterKind::from_name(n).unwrap_or_else(|| {
                 warn!(cluster = n, "unknown cluster strategy, using failover");
@@ -137,7 +141,10 @@ pub fn join(directory: Arc<dyn Directory>) -> SharedInvoker {
 
 /// Like [`join`] with explicit options.
 pub fn join_with(directory: Arc<dyn Directory>, options: ClusterOptions) -> SharedInvoker {
-    let registry = options.mock_registry.clone().unwrap_or_else(MockRegistry::global);
+    let registry = options
+        .mock_registry
+        .clone()
+        .unwrap_or_else(MockRegistry::global);
     let cluster: SharedInvoker = Arc::new(ClusterInvoker::new(directory.clone(), options));
     Arc::new(MockClusterInvoker::new(directory, cluster, registry))
 }
@@ -153,10 +160,20 @@ pub struct ClusterInvoker {
 impl ClusterInvoker {
     /// A cluster over `directory` with `options`.
     pub fn new(directory: Arc<dyn Directory>, options: ClusterOptions) -> Self {
-        let kind = options.kind.unwrap_or_else(|| ClusterKind::for_url(&directory.consumer_url()));
-        let core = Arc::new(ClusterCore::new(directory, options.loadbalance, options.reselect_count));
+        let kind = options
+            .kind
+            .unwrap_or_else(|| ClusterKind::for_url(&directory.consumer_url()));
+        let core = Arc::new(ClusterCore::new(
+            directory,
+            options.loadbalance,
+            options.reselect_count,
+        ));
         let failback = (kind == ClusterKind::Failback).then(|| Failback::new(options.failback));
-        ClusterInvoker { core, kind, failback }
+        ClusterInvoker {
+            core,
+            kind,
+            failback,
+        }
     }
 
     /// The strategy.

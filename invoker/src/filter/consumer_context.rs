@@ -92,7 +92,8 @@ impl CallContext {
 
     /// Time left before the deadline (`None` without a deadline).
     pub fn remaining(&self) -> Option<Duration> {
-        self.deadline.map(|d| d.saturating_duration_since(Instant::now()))
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
     }
 
     /// Result attachments of the calls made in scope (the last call's values win).
@@ -139,14 +140,24 @@ impl Invoker for ConsumerContextInvoker {
         let mut inv: Cow<'_, Invocation> = Cow::Borrowed(invocation);
         if let Some(app) = app {
             if invocation.attachment(REMOTE_APPLICATION_KEY) != Some(app) {
-                inv.to_mut().attachments.insert(REMOTE_APPLICATION_KEY.to_owned(), app.to_owned());
+                inv.to_mut()
+                    .attachments
+                    .insert(REMOTE_APPLICATION_KEY.to_owned(), app.to_owned());
             }
         }
         if let Some(ctx) = &ctx {
             if ctx.has_attachments() {
                 let a = &mut inv.to_mut().attachments;
-                a.extend(ctx.server_attachments.iter().map(|(k, v)| (k.clone(), v.clone())));
-                a.extend(ctx.client_attachments.iter().map(|(k, v)| (k.clone(), v.clone())));
+                a.extend(
+                    ctx.server_attachments
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                );
+                a.extend(
+                    ctx.client_attachments
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                );
             }
             if let Some(left) = ctx.remaining() {
                 if url.method_param_bool(method, "enable-timeout-countdown", true) {
@@ -159,9 +170,10 @@ impl Invoker for ConsumerContextInvoker {
                             ),
                         ));
                     }
-                    inv.to_mut()
-                        .attachments
-                        .insert(TIMEOUT_ATTACHMENT_KEY.to_owned(), left.as_millis().to_string());
+                    inv.to_mut().attachments.insert(
+                        TIMEOUT_ATTACHMENT_KEY.to_owned(),
+                        left.as_millis().to_string(),
+                    );
                 }
             }
         }

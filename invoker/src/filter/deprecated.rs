@@ -27,7 +27,9 @@ pub type DeprecatedObserver = Arc<dyn Fn(&str) + Send + Sync>;
 
 fn global_logged() -> Arc<Logged> {
     static GLOBAL: OnceLock<Arc<Logged>> = OnceLock::new();
-    GLOBAL.get_or_init(|| Arc::new(RwLock::new(HashMap::new()))).clone()
+    GLOBAL
+        .get_or_init(|| Arc::new(RwLock::new(HashMap::new())))
+        .clone()
 }
 
 /// The Deprecated filter layer.
@@ -39,7 +41,9 @@ pub struct DeprecatedLayer {
 
 impl fmt::Debug for DeprecatedLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeprecatedLayer").field("observer", &self.observer.is_some()).finish()
+        f.debug_struct("DeprecatedLayer")
+            .field("observer", &self.observer.is_some())
+            .finish()
     }
 }
 
@@ -52,12 +56,18 @@ impl Default for DeprecatedLayer {
 impl DeprecatedLayer {
     /// A layer sharing the process-wide "already logged" set (Dubbo's behaviour).
     pub fn new() -> Self {
-        DeprecatedLayer { logged: global_logged(), observer: None }
+        DeprecatedLayer {
+            logged: global_logged(),
+            observer: None,
+        }
     }
 
     /// A layer with its own "already logged" set (tests, or one set per application).
     pub fn isolated() -> Self {
-        DeprecatedLayer { logged: Arc::new(RwLock::new(HashMap::new())), observer: None }
+        DeprecatedLayer {
+            logged: Arc::new(RwLock::new(HashMap::new())),
+            observer: None,
+        }
     }
 
     /// Also hands every logged message to `observer`.
@@ -69,7 +79,10 @@ impl DeprecatedLayer {
 
 impl InvokerLayer for DeprecatedLayer {
     fn layer(&self, inner: SharedInvoker) -> SharedInvoker {
-        Arc::new(DeprecatedInvoker { inner, layer: self.clone() })
+        Arc::new(DeprecatedInvoker {
+            inner,
+            layer: self.clone(),
+        })
     }
 }
 
@@ -102,7 +115,12 @@ impl DeprecatedInvoker {
             return;
         }
         let interface = url.service_interface().unwrap_or("");
-        let seen = self.layer.logged.read().get(interface).is_some_and(|m| m.contains(method));
+        let seen = self
+            .layer
+            .logged
+            .read()
+            .get(interface)
+            .is_some_and(|m| m.contains(method));
         if seen {
             return;
         }

@@ -57,7 +57,9 @@ impl FutureLayer {
     }
 
     fn entry(&mut self, method: &str) -> &mut AsyncMethodInfo {
-        Arc::make_mut(&mut self.methods).entry(method.to_owned()).or_default()
+        Arc::make_mut(&mut self.methods)
+            .entry(method.to_owned())
+            .or_default()
     }
 
     /// Sets the callbacks of `method`.
@@ -87,7 +89,10 @@ impl FutureLayer {
 
 impl InvokerLayer for FutureLayer {
     fn layer(&self, inner: SharedInvoker) -> SharedInvoker {
-        Arc::new(FutureInvoker { inner, methods: self.methods.clone() })
+        Arc::new(FutureInvoker {
+            inner,
+            methods: self.methods.clone(),
+        })
     }
 }
 
@@ -101,7 +106,9 @@ pub struct FutureInvoker {
 fn fire_throw(info: &AsyncMethodInfo, e: &RpcError, invocation: &Invocation) {
     match &info.onthrow {
         Some(f) => f(e, invocation),
-        None => warn!(method = invocation.real_method(), error = %e, "callback failed and no onthrow is set"),
+        None => {
+            warn!(method = invocation.real_method(), error = %e, "callback failed and no onthrow is set")
+        }
     }
 }
 

@@ -6,9 +6,9 @@ use async_trait::async_trait;
 use registry_core::Url;
 use tracing::{info, warn};
 
+use super::is_config_empty;
 use super::mock_invoker::MockInvoker;
 use super::registry::MockRegistry;
-use super::is_config_empty;
 use crate::directory::static_directory::{is_mock_invoker, NEED_MOCK_ATTACHMENT};
 use crate::directory::Directory;
 use crate::rpc::{Invocation, Invoker, RpcError, RpcResult, SharedInvoker};
@@ -49,8 +49,16 @@ pub struct MockClusterInvoker {
 
 impl MockClusterInvoker {
     /// Wraps `inner` (the cluster over `directory`).
-    pub fn new(directory: Arc<dyn Directory>, inner: SharedInvoker, registry: Arc<MockRegistry>) -> Self {
-        MockClusterInvoker { directory, inner, registry }
+    pub fn new(
+        directory: Arc<dyn Directory>,
+        inner: SharedInvoker,
+        registry: Arc<MockRegistry>,
+    ) -> Self {
+        MockClusterInvoker {
+            directory,
+            inner,
+            registry,
+        }
     }
 
     /// The wrapped cluster invoker.
@@ -62,18 +70,33 @@ impl MockClusterInvoker {
     /// defines the mock), else the consumer URL.
     fn mock_invoker(&self, invocation: &Invocation, consumer_url: &Url) -> MockInvoker {
         let interface = consumer_url.service_interface().unwrap_or("").to_owned();
-        let probe = invocation.clone().with_attachment(NEED_MOCK_ATTACHMENT, "true");
+        let probe = invocation
+            .clone()
+            .with_attachment(NEED_MOCK_ATTACHMENT, "true");
         let provider_url = match self.directory.list(&probe) {
-            Ok(set) => set.invokers().iter().find(|i| is_mock_invoker(i)).map(|i| i.url().clone()),
+            Ok(set) => set
+                .invokers()
+                .iter()
+                .find(|i| is_mock_invoker(i))
+                .map(|i| i.url().clone()),
             Err(e) => {
                 warn!(error = %e, "listing mock providers failed; using the consumer URL's mock");
                 None
             }
         };
-        MockInvoker::new(provider_url.unwrap_or_else(|| consumer_url.clone()), interface, self.registry.clone())
+        MockInvoker::new(
+            provider_url.unwrap_or_else(|| consumer_url.clone()),
+            interface,
+            self.registry.clone(),
+        )
     }
 
-    fn do_mock_invoke(&self, invocation: &Invocation, consumer_url: &Url, cause: Option<&RpcError>) -> RpcResult {
+    fn do_mock_invoke(
+        &self,
+        invocation: &Invocation,
+        consumer_url: &Url,
+        cause: Option<&RpcError>,
+    ) -> RpcResult {
         let mock = self.mock_invoker(invocation, consumer_url);
         match mock.answer(invocation) {
             Ok(r) => Ok(r),
@@ -83,7 +106,11 @@ impl MockClusterInvoker {
                 if let Some(c) = cause {
                     msg.push_str(&format!(", invoke error is :{c}"));
                 }
-                Err(RpcError { code: e.code, message: msg, exception_class: e.exception_class })
+                Err(RpcError {
+                    code: e.code,
+                    message: msg,
+                    exception_class: e.exception_class,
+                })
             }
         }
     }
@@ -104,7 +131,10 @@ impl Invoker for MockClusterInvoker {
         match MockDecision::for_method(&consumer_url, invocation.real_method()) {
             MockDecision::NoMock => self.inner.invoke(invocation).await,
             MockDecision::Force => {
-                warn!(method = invocation.real_method(), "force-mock: the providers are not called");
+                warn!(
+                    method = invocation.real_method(),
+                    "force-mock: the providers are not called"
+                );
                 self.do_mock_invoke(invocation, &consumer_url, None)
             }
             MockDecision::Fail => match self.inner.invoke(invocation).await {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use registry_core::Url;
 
+use super::is_config_default;
 use super::registry::MockRegistry;
 use super::value::{parse_mock_value, JavaType};
-use super::is_config_default;
 use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult};
 
 const RETURN_PREFIX: &str = "return ";
@@ -29,7 +29,10 @@ pub fn normalize_mock(mock: Option<&str>) -> Option<String> {
     if mock.eq_ignore_ascii_case("return") {
         return Some(format!("{RETURN_PREFIX}null"));
     }
-    if is_config_default(mock) || mock.eq_ignore_ascii_case("fail") || mock.eq_ignore_ascii_case("force") {
+    if is_config_default(mock)
+        || mock.eq_ignore_ascii_case("fail")
+        || mock.eq_ignore_ascii_case("force")
+    {
         return Some("default".to_owned());
     }
     let mut m = mock;
@@ -57,13 +60,20 @@ pub struct MockInvoker {
 impl MockInvoker {
     /// A mock invoker reading `mock` from `url`; `interface` names `<Interface>Mock` impls.
     pub fn new(url: Url, interface: impl Into<String>, registry: Arc<MockRegistry>) -> Self {
-        MockInvoker { url, interface: interface.into(), registry }
+        MockInvoker {
+            url,
+            interface: interface.into(),
+            registry,
+        }
     }
 
     /// Runs the mock for one call (synchronous: no I/O happens).
     pub fn answer(&self, invocation: &Invocation) -> RpcResult {
         let method = invocation.real_method();
-        let raw = self.url.method_param(method, "mock").filter(|s| !s.trim().is_empty());
+        let raw = self
+            .url
+            .method_param(method, "mock")
+            .filter(|s| !s.trim().is_empty());
         let Some(raw) = raw else {
             return Err(RpcError::new(
                 RpcErrorCode::Unknown,
@@ -102,12 +112,18 @@ impl MockInvoker {
                 ),
             ));
         }
-        let class = if is_config_default(&mock) { format!("{}Mock", self.interface) } else { mock };
+        let class = if is_config_default(&mock) {
+            format!("{}Mock", self.interface)
+        } else {
+            mock
+        };
         match self.registry.impl_for(&class) {
             Some(imp) => imp.invoke(invocation),
             None => Err(RpcError::new(
                 RpcErrorCode::Unknown,
-                format!("Failed to create mock implementation class {class}: no impl mock registered"),
+                format!(
+                    "Failed to create mock implementation class {class}: no impl mock registered"
+                ),
             )),
         }
     }

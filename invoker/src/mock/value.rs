@@ -46,27 +46,36 @@ impl JavaType {
         }
         let (base, generic) = match name.find('<') {
             Some(i) => {
-                let inner = name[i + 1..].trim_end().strip_suffix('>').unwrap_or(&name[i + 1..]);
+                let inner = name[i + 1..]
+                    .trim_end()
+                    .strip_suffix('>')
+                    .unwrap_or(&name[i + 1..]);
                 (&name[..i], Some(inner.trim()))
             }
             None => (name, None),
         };
         let elem = || generic.map(|g| Box::new(JavaType::parse(g)));
-        let simple = base.strip_prefix("java.lang.").or_else(|| base.strip_prefix("java.util.")).unwrap_or(base);
+        let simple = base
+            .strip_prefix("java.lang.")
+            .or_else(|| base.strip_prefix("java.util."))
+            .unwrap_or(base);
         match simple {
             "void" | "Void" => JavaType::Void,
             "boolean" | "Boolean" => JavaType::Boolean,
             "char" | "Character" => JavaType::Char,
-            "byte" | "short" | "int" | "long" | "Byte" | "Short" | "Integer" | "Long" => JavaType::Integer,
+            "byte" | "short" | "int" | "long" | "Byte" | "Short" | "Integer" | "Long" => {
+                JavaType::Integer
+            }
             "float" | "double" | "Float" | "Double" => JavaType::Float,
             "String" => JavaType::Str,
             "Object" => JavaType::Object,
-            "List" | "Collection" | "Iterable" | "ArrayList" | "AbstractList" | "AbstractCollection" => {
-                JavaType::List(elem())
-            }
+            "List" | "Collection" | "Iterable" | "ArrayList" | "AbstractList"
+            | "AbstractCollection" => JavaType::List(elem()),
             "Set" | "HashSet" | "AbstractSet" => JavaType::Set(elem()),
             "Map" | "HashMap" | "AbstractMap" => JavaType::Map,
-            _ if base.starts_with("java.") || base.starts_with("javax.") => JavaType::Other(base.to_owned()),
+            _ if base.starts_with("java.") || base.starts_with("javax.") => {
+                JavaType::Other(base.to_owned())
+            }
             _ if base.is_empty() => JavaType::Other(String::new()),
             _ => JavaType::Pojo(base.to_owned()),
         }
@@ -134,15 +143,18 @@ pub fn parse_mock_value(mock: &str, return_type: Option<&JavaType>) -> Result<Va
     } else if return_type == Some(&JavaType::Str) {
         Value::String(mock.to_owned())
     } else if is_numeric(mock) {
-        serde_json::from_str::<Value>(mock).map_err(|e| mock_error(format!("bad number {mock:?}: {e}")))?
+        serde_json::from_str::<Value>(mock)
+            .map_err(|e| mock_error(format!("bad number {mock:?}: {e}")))?
     } else if mock.starts_with('{') {
-        let v: Value = json5::from_str(mock).map_err(|e| mock_error(format!("bad JSON map {mock:?}: {e}")))?;
+        let v: Value =
+            json5::from_str(mock).map_err(|e| mock_error(format!("bad JSON map {mock:?}: {e}")))?;
         if !v.is_object() {
             return Err(mock_error(format!("not a JSON map: {mock:?}")));
         }
         v
     } else if mock.starts_with('[') {
-        let v: Value = json5::from_str(mock).map_err(|e| mock_error(format!("bad JSON list {mock:?}: {e}")))?;
+        let v: Value = json5::from_str(mock)
+            .map_err(|e| mock_error(format!("bad JSON list {mock:?}: {e}")))?;
         if !v.is_array() {
             return Err(mock_error(format!("not a JSON list: {mock:?}")));
         }
@@ -168,13 +180,18 @@ fn realize(value: Value, t: &JavaType) -> Result<Value, RpcError> {
         (JavaType::Integer, Value::Number(n)) => match n.as_i64() {
             Some(i) => Value::from(i),
             // Java's Number.longValue() truncates.
-            None => n.as_f64().map(|f| Value::from(f.trunc() as i64)).unwrap_or(Value::Number(n)),
+            None => n
+                .as_f64()
+                .map(|f| Value::from(f.trunc() as i64))
+                .unwrap_or(Value::Number(n)),
         },
         (JavaType::Float, Value::String(s)) => match s.trim().parse::<f64>() {
             Ok(f) => Value::from(f),
             Err(_) => return Err(not_convertible(&Value::String(s))),
         },
-        (JavaType::Float, Value::Number(n)) => n.as_f64().map(Value::from).unwrap_or(Value::Number(n)),
+        (JavaType::Float, Value::Number(n)) => {
+            n.as_f64().map(Value::from).unwrap_or(Value::Number(n))
+        }
         (JavaType::Boolean, Value::String(s)) => Value::Bool(s.eq_ignore_ascii_case("true")),
         (JavaType::Char, Value::String(s)) => {
             if s.chars().count() != 1 {
@@ -182,7 +199,10 @@ fn realize(value: Value, t: &JavaType) -> Result<Value, RpcError> {
             }
             Value::String(s)
         }
-        (JavaType::List(Some(e)) | JavaType::Set(Some(e)) | JavaType::Array(e), Value::Array(items)) => {
+        (
+            JavaType::List(Some(e)) | JavaType::Set(Some(e)) | JavaType::Array(e),
+            Value::Array(items),
+        ) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items {
                 let v = realize(item, e)?;
