@@ -1,0 +1,243 @@
+//! Lifecycle of the Nacos backend on real servers: open-API auth (`DUBBO_TEST_NACOS_AUTH`),
+//! heartbeats and expiry on the short-timeout server (`DUBBO_TEST_NACOS_SHORT`), and a server
+//! restart on a private server this test starts and stops itself (port 8860, via
+//! `$DUBBO_TEST_SCRIPTS/nacos-server.sh`; the shared servers are never stopped).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use std::time::{Duration, Instant};
+
+use registry_core::{Registry, RegistryBackend, Url};
+use registry_nacos::{nacos_registry, NacosBackend};
+use serde_json::Value;
+use tests::contract::{consumer_url, provider_url, Watch};
+
+const T: Duration = Duration::from_secs(20);
+
+fn set(items: &[&str]) -> std::collections::BTreeSet<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn iface(tag: &str) -> String {
+    tests::unique(&format!("org.nacos.{tag}")).replace('-', "_")
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+async fn raw_list_status(addr: &str, ns: &str, service: &str) -> (u16, String) {
+    let r = http()
+        .get(format!("http://{addr}/nacos/v1/ns/instance/list"))
+        .query(&[
+            ("serviceName", service),
+            ("namespaceId", ns),
+            ("healthyOnly", "false"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_on_needs_and_uses_credentials() {
+    let Some(addr) = tests::server_addr(
+        "DUBBO_TEST_NACOS_AUTH",
+        "auth_on_needs_and_uses_credentials",
+    ) else {
+        return;
+    };
+    let ns = tests::unique("nacos-auth");
+    let s = iface("Auth");
+    // The server really wants a token.
+    let (status, _) = raw_list_status(&addr, &ns, &format!("providers:{s}::")).await;
+    assert_eq!(status, 403);
+
+    for creds in ["nacos:nacos@", ""] {
+        let params = if creds.is_empty() {
+            "&username=nacos&password=nacos"
+        } else {
+            ""
+        };
+        let url = Url::parse(&format!(
+            "nacos://{creds}{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false{params}"
+        ))
+        .unwrap();
+        let r = nacos_registry(&url).unwrap();
+        assert!(!r.url().to_string().contains("nacos@"), "{}", r.url());
+        assert!(!r.url().to_string().contains("password"), "{}", r.url());
+        assert!(!format!("{r:?}").contains("password=nacos"));
+        let port = if creds.is_empty() { 20101 } else { 20102 };
+        r.register(&provider_url(&s, port, "")).await.unwrap();
+        let mut w = Watch::new(
+            r.subscribe(&consumer_url(&s, "providers", ""))
+                .await
+                .unwrap(),
+        );
+        w.until("own provider with auth", T, |w| {
+            w.addresses("providers")
+                .contains(&format!("127.0.0.1:{port}"))
+        })
+        .await;
+        drop(w);
+        r.destroy().await;
+    }
+
+    // Wrong password: a clear, non-retryable refusal without the password in it.
+    let bad = Url::parse(&format!(
+        "nacos://nacos:wrong-pw-77@{addr}?namespace={ns}&file-cache=false"
+    ))
+    .unwrap();
+    let b = NacosBackend::new(&bad).unwrap();
+    let e = b
+        .do_register(&provider_url(&s, 20103, ""))
+        .await
+        .unwrap_err();
+    assert!(!e.is_retryable(), "{e}");
+    assert!(e.to_string().contains("refused"), "{e}");
+    assert!(!e.to_string().contains("wrong-pw-77"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beats_keep_an_instance_alive_and_it_expires_when_they_stop() {
+    let Some(addr) = tests::server_addr(
+        "DUBBO_TEST_NACOS_SHORT",
+        "beats_keep_an_instance_alive_and_it_expires_when_they_stop",
+    ) else {
+        return;
+    };
+    let ns = tests::unique("nacos-beats");
+    let s = iface("Beats");
+    let base = format!("nacos://{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false");
+    // The server drops an instance ~5-7 s after its last beat; beat every 500 ms.
+    let provider =
+        NacosBackend::new(&Url::parse(&format!("{base}&nacos.beat-interval=500")).unwrap())
+            .unwrap();
+    provider
+        .do_register(&provider_url(&s, 20201, ""))
+        .await
+        .unwrap();
+    let consumer = nacos_registry(&Url::parse(&base).unwrap()).unwrap();
+    let mut sub = consumer
+        .subscribe(&consumer_url(&s, "providers", ""))
+        .await
+        .unwrap();
+    let first = sub.next().await.unwrap();
+    assert_eq!(first.urls.len(), 1, "{first:?}");
+    // Alive for well past the expiry time: no notification at all (nothing changed).
+    let alive_until = Instant::now() + Duration::from_secs(9);
+    while Instant::now() < alive_until {
+        if let Ok(n) = tokio::time::timeout(Duration::from_millis(500), sub.next()).await {
+            panic!("the beating instance changed: {n:?}");
+        }
+    }
+    // Beats stop (the provider process "dies" without deregistering).
+    drop(provider);
+    let n = tokio::time::timeout(Duration::from_secs(30), sub.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(n.is_empty_marker(), "{n:?}");
+    consumer.destroy().await;
+}
+
+/// Stops the private server when the test ends (also on panic).
+struct PrivateServer {
+    scripts: String,
+    port: u16,
+}
+
+impl PrivateServer {
+    fn run(&self, cmd: &str, fresh: bool) {
+        let st = std::process::Command::new("bash")
+            .arg(format!("{}/nacos-server.sh", self.scripts))
+            .arg(cmd)
+            .arg(self.port.to_string())
+            .env("NACOS_FRESH", if fresh { "1" } else { "0" })
+            .status()
+            .expect("run nacos-server.sh");
+        assert!(st.success(), "nacos-server.sh {cmd} {} failed", self.port);
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("bash")
+            .arg(format!("{}/nacos-server.sh", self.scripts))
+            .arg("stop")
+            .arg(self.port.to_string())
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_restart_providers_come_back_and_consumers_converge() {
+    let Some(scripts) = tests::server_addr(
+        "DUBBO_TEST_SCRIPTS",
+        "server_restart_providers_come_back_and_consumers_converge",
+    ) else {
+        return;
+    };
+    let port: u16 = std::env::var("DUBBO_TEST_NACOS_RESTART_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(8860);
+    let server = PrivateServer { scripts, port };
+    tokio::task::block_in_place(|| server.run("start", true));
+    let addr = format!("127.0.0.1:{port}");
+    let ns = tests::unique("nacos-restart");
+    let s = iface("Restart");
+    let base = format!(
+        "nacos://{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false&nacos.request-timeout=1000"
+    );
+    // check=false: a registration that fails during the outage is retried in the background.
+    let provider = nacos_registry(
+        &Url::parse(&format!("{base}&nacos.beat-interval=500&check=false")).unwrap(),
+    )
+    .unwrap();
+    let p1 = provider_url(&s, 20301, "version=1");
+    provider.register(&p1).await.unwrap();
+    let consumer = nacos_registry(&Url::parse(&base).unwrap()).unwrap();
+    let mut w = Watch::new(
+        consumer
+            .subscribe(&consumer_url(&s, "providers", "version=1"))
+            .await
+            .unwrap(),
+    );
+    w.until("provider before restart", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20301"])
+    })
+    .await;
+
+    tokio::task::block_in_place(|| server.run("stop", false));
+    tests::eventually("the consumer notices the outage", T, || async {
+        (!consumer.is_available()).then_some(())
+    })
+    .await;
+    // During the outage: the last good list stays, and a registration is retried later.
+    let p2 = provider_url(&s, 20302, "version=1");
+    provider.register(&p2).await.unwrap();
+    assert_eq!(w.addresses("providers"), set(&["127.0.0.1:20301"]));
+
+    tokio::task::block_in_place(|| server.run("start", false));
+    // The beats re-create 20301 with its metadata, failback registers 20302.
+    w.until(
+        "both providers after restart",
+        Duration::from_secs(60),
+        |w| w.addresses("providers") == set(&["127.0.0.1:20301", "127.0.0.1:20302"]),
+    )
+    .await;
+    let (status, body) = raw_list_status(&addr, &ns, &format!("providers:{s}:1:")).await;
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    for h in v["hosts"].as_array().unwrap() {
+        assert_eq!(h["metadata"]["protocol"], "dubbo", "metadata survived: {h}");
+        assert_eq!(h["metadata"]["application"], "contract-provider", "{h}");
+    }
+    provider.destroy().await;
+    w.until("empty after the provider leaves", T, |w| {
+        w.is_empty_marker("providers")
+    })
+    .await;
+    consumer.destroy().await;
+}
