@@ -173,8 +173,8 @@ impl<B: RegistryBackend> Shared<B> {
         if let Some(mut rx) = un.session {
             let weak = Arc::downgrade(self);
             let stop = self.stop.clone();
+            let mut seen = *rx.borrow_and_update();
             rt.spawn(async move {
-                let mut seen = *rx.borrow_and_update();
                 loop {
                     tokio::select! {
                         _ = stop.cancelled() => return,
