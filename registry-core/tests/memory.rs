@@ -1,6 +1,6 @@
 //! `memory://` specifics beyond the shared contract (tests/src/contract.rs): empty
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 //! protection, `category=*`, isolation, named stores, handle lifetime, invalid input.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use registry_core::memory::{self, MemoryRegistry};
 use registry_core::{Notification, Registry, Subscription, Url};
