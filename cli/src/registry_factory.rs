@@ -42,8 +42,9 @@ pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dy
                     .map_err(|e| anyhow!("cannot connect to {url}: {e}"))?;
                 Ok(Arc::new(r) as Arc<dyn Registry>)
             }
-            Some("memory") => registry_core::memory::connect(&url)
-                .map_err(|e| anyhow!("cannot open {url}: {e}")),
+            Some("memory") => {
+                registry_core::memory::connect(&url).map_err(|e| anyhow!("cannot open {url}: {e}"))
+            }
             // NACOS: the Nacos helper wires `registry_nacos` in here.
             Some("nacos") => bail!("nacos:// is not available in this build of the CLI yet"),
             Some(p) => bail!("unsupported registry protocol {p:?} (zookeeper, memory, nacos)"),
@@ -89,7 +90,11 @@ pub fn consumer_url(
     if let Some(c) = category {
         set.push(("category", c));
     }
-    Ok(if set.is_empty() { base } else { base.with_params(set) })
+    Ok(if set.is_empty() {
+        base
+    } else {
+        base.with_params(set)
+    })
 }
 
 #[cfg(test)]
@@ -102,14 +107,22 @@ mod tests {
         assert_eq!(c.service_interface(), Some("com.foo.Bar"));
         assert_eq!(c.param("group"), Some("*"));
         assert_eq!(c.param("version"), Some("1.0"));
-        let c = consumer_url("consumer://1.2.3.4/S?version=2", None, None, Some("routers")).unwrap();
+        let c = consumer_url(
+            "consumer://1.2.3.4/S?version=2",
+            None,
+            None,
+            Some("routers"),
+        )
+        .unwrap();
         assert_eq!(c.param("version"), Some("2"));
         assert_eq!(c.param("category"), Some("routers"));
     }
 
     #[tokio::test]
     async fn unsupported_protocol_is_an_error() {
-        let e = connect("foo://h:1", Duration::from_secs(1)).await.unwrap_err();
+        let e = connect("foo://h:1", Duration::from_secs(1))
+            .await
+            .unwrap_err();
         assert!(e.to_string().contains("unsupported"));
     }
 }

@@ -48,7 +48,10 @@ async fn populate(c: &Client, dir: &str, iface: &str, from: usize, to: usize) {
     let opts = CreateMode::Persistent.with_acls(Acls::anyone_all());
     c.mkdir(dir, &opts).await.expect("mkdir");
     for chunk in (from..to).collect::<Vec<_>>().chunks(2000) {
-        let names: Vec<String> = chunk.iter().map(|i| format!("{dir}/{}", provider(iface, *i))).collect();
+        let names: Vec<String> = chunk
+            .iter()
+            .map(|i| format!("{dir}/{}", provider(iface, *i)))
+            .collect();
         let futs: Vec<_> = names.iter().map(|n| c.create(n, &[], &opts)).collect();
         for f in futs {
             f.await.expect("create");
@@ -61,18 +64,29 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
     let raw = Client::connect(addr).await.expect("connect");
     let opts = CreateMode::Persistent.with_acls(Acls::anyone_all());
     let ifaces = ["bench.Relist", "bench.Persistent", "bench.Registry"];
-    let dirs: Vec<String> = ifaces.iter().map(|i| format!("/{root}/{i}/providers")).collect();
+    let dirs: Vec<String> = ifaces
+        .iter()
+        .map(|i| format!("/{root}/{i}/providers"))
+        .collect();
     for (d, i) in dirs.iter().zip(ifaces) {
         populate(&raw, d, i, 0, existing).await;
     }
     // Floor A: child watch + re-list.
     let watcher_client = Client::connect(addr).await.expect("connect");
-    let (_, mut child_watch) = watcher_client.list_and_watch_children(&dirs[0]).await.expect("list");
+    let (_, mut child_watch) = watcher_client
+        .list_and_watch_children(&dirs[0])
+        .await
+        .expect("list");
     // Floor B: persistent recursive watch.
-    let mut pw = watcher_client.watch(&dirs[1], AddWatchMode::PersistentRecursive).await.expect("watch");
+    let mut pw = watcher_client
+        .watch(&dirs[1], AddWatchMode::PersistentRecursive)
+        .await
+        .expect("watch");
     // Ours.
     let reg_url = Url::parse(&format!("zookeeper://{addr}?group={root}")).expect("url");
-    let reg = ZookeeperRegistry::connect(&reg_url).await.expect("registry");
+    let reg = ZookeeperRegistry::connect(&reg_url)
+        .await
+        .expect("registry");
     let consumer = Url::parse(&format!(
         "consumer://127.0.0.1/{0}?interface={0}&category=providers&check=false&side=consumer",
         ifaces[2]
@@ -86,15 +100,30 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
         let i = existing + k;
         // A
         let t0 = Instant::now();
-        raw.create(&format!("{}/{}", dirs[0], provider(ifaces[0], i)), &[], &opts).await.expect("create");
+        raw.create(
+            &format!("{}/{}", dirs[0], provider(ifaces[0], i)),
+            &[],
+            &opts,
+        )
+        .await
+        .expect("create");
         child_watch.changed().await;
-        let (children, w) = watcher_client.list_and_watch_children(&dirs[0]).await.expect("relist");
+        let (children, w) = watcher_client
+            .list_and_watch_children(&dirs[0])
+            .await
+            .expect("relist");
         child_watch = w;
         assert_eq!(children.len(), i + 1);
         a.push(t0.elapsed().as_secs_f64() * 1e3);
         // B
         let t0 = Instant::now();
-        raw.create(&format!("{}/{}", dirs[1], provider(ifaces[1], i)), &[], &opts).await.expect("create");
+        raw.create(
+            &format!("{}/{}", dirs[1], provider(ifaces[1], i)),
+            &[],
+            &opts,
+        )
+        .await
+        .expect("create");
         loop {
             let ev = pw.changed().await;
             if ev.event_type == EventType::NodeCreated {
@@ -104,7 +133,13 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
         b.push(t0.elapsed().as_secs_f64() * 1e3);
         // Ours
         let t0 = Instant::now();
-        raw.create(&format!("{}/{}", dirs[2], provider(ifaces[2], i)), &[], &opts).await.expect("create");
+        raw.create(
+            &format!("{}/{}", dirs[2], provider(ifaces[2], i)),
+            &[],
+            &opts,
+        )
+        .await
+        .expect("create");
         loop {
             let n = tokio::time::timeout(Duration::from_secs(10), sub.next())
                 .await
@@ -151,7 +186,10 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let addr = args.first().cloned().unwrap_or_else(|| "127.0.0.1:2181".into());
+    let addr = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "127.0.0.1:2181".into());
     let changes: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(500);
     let sizes: Vec<usize> = args
         .get(2)
@@ -161,5 +199,8 @@ async fn main() {
     for existing in sizes {
         runs.push(run(&addr, changes, existing).await);
     }
-    println!("{}", serde_json::to_string_pretty(&json!({"zookeeper": addr, "runs": runs})).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json!({"zookeeper": addr, "runs": runs})).unwrap_or_default()
+    );
 }

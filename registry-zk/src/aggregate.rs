@@ -35,7 +35,12 @@ pub(crate) struct Aggregate {
 impl Aggregate {
     pub fn new(publisher: Publisher, empty_protection: bool) -> Aggregate {
         let categories = subscribed_categories(publisher.consumer());
-        Aggregate { publisher, categories, empty_protection, lists: Mutex::new(Lists::default()) }
+        Aggregate {
+            publisher,
+            categories,
+            empty_protection,
+            lists: Mutex::new(Lists::default()),
+        }
     }
 
     pub fn consumer(&self) -> &Url {
@@ -45,7 +50,10 @@ impl Aggregate {
     /// Stores the list of one path and publishes its category (once ready).
     pub fn update(&self, category: &str, path: &str, list: Arc<[Url]>) {
         let mut l = self.lists.lock();
-        l.per_category.entry(category.to_owned()).or_default().insert(path.to_owned(), list);
+        l.per_category
+            .entry(category.to_owned())
+            .or_default()
+            .insert(path.to_owned(), list);
         if l.ready {
             self.publish_locked(&l, category);
         }

@@ -60,7 +60,11 @@ impl ZkBackend {
             session::install(&shared, c);
         }
         tokio::spawn(session::supervise(shared.clone()));
-        Ok(ZkBackend { url: url.clone(), shared, _stop: cancel.drop_guard() })
+        Ok(ZkBackend {
+            url: url.clone(),
+            shared,
+            _stop: cancel.drop_guard(),
+        })
     }
 
     /// The parsed configuration.
@@ -70,13 +74,23 @@ impl ZkBackend {
 
     /// The current session id (0 without a session).
     pub fn session_id(&self) -> i64 {
-        self.shared.conn.borrow().client.as_ref().map_or(0, |c| c.session_id().0)
+        self.shared
+            .conn
+            .borrow()
+            .client
+            .as_ref()
+            .map_or(0, |c| c.session_id().0)
     }
 
     /// The current session's id and password, for tests that force an expiry by attaching a
     /// second client to the same session ([`crate::testing::expire_session`]).
     pub fn session_info(&self) -> Option<zookeeper_client::SessionInfo> {
-        self.shared.conn.borrow().client.as_ref().map(|c| c.session().clone())
+        self.shared
+            .conn
+            .borrow()
+            .client
+            .as_ref()
+            .map(|c| c.session().clone())
     }
 
     /// Number of (re)connects so far; increases on every `SyncConnected`.
@@ -85,7 +99,12 @@ impl ZkBackend {
     }
 
     fn stop_for(&self, publisher: &Publisher) -> Stop {
-        Stop { backend: self.shared.cancel.clone(), subscription: publisher.closed_token() }
+        // A child token: a failed subscribe cancels only its own tasks, never the
+        // subscription itself (the failback layer retries it).
+        Stop {
+            backend: self.shared.cancel.clone(),
+            subscription: publisher.closed_token().child_token(),
+        }
     }
 
     async fn subscribe_service(&self, agg: Arc<Aggregate>, stop: Stop) -> Result<(), ZkError> {
@@ -153,8 +172,13 @@ impl RegistryBackend for ZkBackend {
     async fn do_register(&self, url: &Url) -> registry_core::Result<()> {
         let path = paths::url_path(&self.shared.cfg.root, url);
         let ephemeral = url.param_bool("dynamic", true);
-        self.shared.registered.lock().insert(path.clone(), ephemeral);
-        session::create_node(&self.shared, &path, ephemeral).await.map_err(Into::into)
+        self.shared
+            .registered
+            .lock()
+            .insert(path.clone(), ephemeral);
+        session::create_node(&self.shared, &path, ephemeral)
+            .await
+            .map_err(Into::into)
     }
 
     async fn do_unregister(&self, url: &Url) -> registry_core::Result<()> {
@@ -194,7 +218,11 @@ impl RegistryBackend for ZkBackend {
                 Err(e) => return Err(ZkError::op("list", &path, e).into()),
             };
             let kind = PathKind::of(&path);
-            out.extend(children.iter().filter_map(|c| convert_child(kind, consumer, c)));
+            out.extend(
+                children
+                    .iter()
+                    .filter_map(|c| convert_child(kind, consumer, c)),
+            );
         }
         Ok(out)
     }
@@ -206,7 +234,11 @@ impl RegistryBackend for ZkBackend {
     async fn do_destroy(&self) {
         let ephemeral: Vec<String> = {
             let mut r = self.shared.registered.lock();
-            let paths = r.iter().filter(|(_, e)| **e).map(|(p, _)| p.clone()).collect();
+            let paths = r
+                .iter()
+                .filter(|(_, e)| **e)
+                .map(|(p, _)| p.clone())
+                .collect();
             r.retain(|_, e| !*e);
             paths
         };

@@ -66,6 +66,46 @@ pub fn convert_child(kind: PathKind, consumer: &Url, raw: &str) -> Option<Url> {
     is_match(consumer, &url).then_some(url)
 }
 
+/// Below this many new children a re-list is converted on the calling thread.
+const PARALLEL_MIN: usize = 4096;
+
+/// Converts many children, split over the available cores for large lists (the first list
+/// of a 50k-provider service).
+pub fn convert_many(kind: PathKind, consumer: &Url, raws: &[String]) -> Vec<Option<Url>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if raws.len() < PARALLEL_MIN || threads < 2 {
+        return raws
+            .iter()
+            .map(|r| convert_child(kind, consumer, r))
+            .collect();
+    }
+    let chunk = raws.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = raws
+            .chunks(chunk)
+            .map(|c| {
+                let h = scope.spawn(move || {
+                    c.iter()
+                        .map(|r| convert_child(kind, consumer, r))
+                        .collect::<Vec<_>>()
+                });
+                (c, h)
+            })
+            .collect();
+        let mut out = Vec::with_capacity(raws.len());
+        for (c, h) in handles {
+            match h.join() {
+                Ok(v) => out.extend(v),
+                // A conversion never panics; if one did, convert that chunk here instead.
+                Err(_) => out.extend(c.iter().map(|r| convert_child(kind, consumer, r))),
+            }
+        }
+        out
+    })
+}
+
 fn truncate(s: &str) -> &str {
     match s.char_indices().nth(200) {
         Some((i, _)) => &s[..i],
@@ -86,7 +126,12 @@ pub struct ChildSet {
 impl ChildSet {
     /// An empty set for `path`, converting for `consumer`.
     pub fn new(path: &str, consumer: Url) -> ChildSet {
-        ChildSet { kind: PathKind::of(path), consumer, entries: BTreeMap::new(), cached: None }
+        ChildSet {
+            kind: PathKind::of(path),
+            consumer,
+            entries: BTreeMap::new(),
+            cached: None,
+        }
     }
 
     /// Number of children (including skipped ones).
@@ -127,20 +172,21 @@ impl ChildSet {
     /// that is still there. True when the visible list changed.
     pub fn replace_all(&mut self, children: Vec<String>) -> bool {
         let mut old = std::mem::take(&mut self.entries);
-        let mut changed = false;
+        let mut fresh: Vec<String> = Vec::new();
         for raw in children {
             match old.remove_entry(raw.as_str()) {
                 Some((k, v)) => {
                     self.entries.insert(k, v);
                 }
-                None => {
-                    let url = convert_child(self.kind, &self.consumer, &raw);
-                    changed |= url.is_some();
-                    self.entries.insert(raw.into_boxed_str(), url);
-                }
+                None => fresh.push(raw),
             }
         }
-        changed |= old.values().any(Option::is_some);
+        let urls = convert_many(self.kind, &self.consumer, &fresh);
+        let mut changed = old.values().any(Option::is_some);
+        for (raw, url) in fresh.into_iter().zip(urls) {
+            changed |= url.is_some();
+            self.entries.insert(raw.into_boxed_str(), url);
+        }
         self.touch(changed)
     }
 
@@ -196,6 +242,28 @@ mod tests {
     }
 
     #[test]
+    fn parallel_conversion_matches_sequential() {
+        let c = Url::parse("consumer://1.1.1.1/S?version=1").unwrap();
+        let raws: Vec<String> = (0..PARALLEL_MIN + 7)
+            .map(|i| {
+                child(&format!(
+                    "dubbo://10.0.{}.{}:1/S?version={}",
+                    i / 256,
+                    i % 256,
+                    i % 2
+                ))
+            })
+            .collect();
+        let par = convert_many(PathKind::Providers, &c, &raws);
+        let seq: Vec<Option<Url>> = raws
+            .iter()
+            .map(|r| convert_child(PathKind::Providers, &c, r))
+            .collect();
+        assert_eq!(par, seq);
+        assert_eq!(par.iter().flatten().count(), (PARALLEL_MIN + 7) / 2);
+    }
+
+    #[test]
     fn other_categories_need_real_urls() {
         let c = Url::parse("consumer://1.1.1.1/S?category=routers").unwrap();
         assert!(convert_child(PathKind::Other, &c, "not-a-url").is_none());
@@ -203,6 +271,9 @@ mod tests {
         assert!(convert_child(PathKind::Other, &c, &r).is_some());
         let p = Url::parse("consumer://1.1.1.1/S").unwrap();
         let bare = child("dubbo://10.0.0.1:1/Other");
-        assert!(convert_child(PathKind::Providers, &p, &bare).is_some(), "no params: no match test");
+        assert!(
+            convert_child(PathKind::Providers, &p, &bare).is_some(),
+            "no params: no match test"
+        );
     }
 }

@@ -44,7 +44,11 @@ impl ZkConfig {
         if host.is_empty() || host == "0.0.0.0" || url.param_bool("anyhost", false) {
             return Err(ZkError::InvalidUrl("registry address == null".into()));
         }
-        let port = if url.port() > 0 { url.port() } else { DEFAULT_PORT };
+        let port = if url.port() > 0 {
+            url.port()
+        } else {
+            DEFAULT_PORT
+        };
         let mut connect_string = format!("{host}:{port}");
         for b in url.param_list("backup") {
             if b.is_empty() {
@@ -57,9 +61,10 @@ impl ZkConfig {
             }
         }
         let ms = |k: &str, d: u64| -> u64 { url.param_positive_i64(k, d as i64) as u64 };
-        let digest = url.username().filter(|u| !u.is_empty()).map(|u| {
-            format!("{u}:{}", url.password().unwrap_or(""))
-        });
+        let digest = url
+            .username()
+            .filter(|u| !u.is_empty())
+            .map(|u| format!("{u}:{}", url.password().unwrap_or("")));
         Ok(ZkConfig {
             connect_string,
             root: paths::root(url),
@@ -102,7 +107,10 @@ mod tests {
         )
         .unwrap();
         let c = ZkConfig::from_url(&u).unwrap();
-        assert_eq!(c.connect_string, "10.0.0.1:2181,10.0.0.2:2182,10.0.0.3:2181");
+        assert_eq!(
+            c.connect_string,
+            "10.0.0.1:2181,10.0.0.2:2182,10.0.0.3:2181"
+        );
         assert_eq!(c.root, "/g");
         assert_eq!(c.connect_timeout, Duration::from_millis(500));
         assert_eq!(c.session_timeout, Duration::from_millis(4000));

@@ -35,7 +35,11 @@ pub enum ZkError {
 
 impl ZkError {
     pub(crate) fn op(op: &'static str, path: &str, source: zookeeper_client::Error) -> Self {
-        ZkError::Operation { op, path: path.to_owned(), source }
+        ZkError::Operation {
+            op,
+            path: path.to_owned(),
+            source,
+        }
     }
 
     /// True when the same operation may succeed later (connection loss, timeouts, expiry).
@@ -77,9 +81,10 @@ impl From<ZkError> for registry_core::Error {
             ZkError::InvalidUrl(m) => C::InvalidAddress(m.clone()),
             ZkError::Destroyed => C::Destroyed,
             ZkError::NotConnected { .. } => C::Unavailable(e.to_string()),
-            ZkError::Operation { source: zookeeper_client::Error::Timeout, .. } => {
-                C::Timeout(e.to_string())
-            }
+            ZkError::Operation {
+                source: zookeeper_client::Error::Timeout,
+                ..
+            } => C::Timeout(e.to_string()),
             _ if e.is_refused() => C::Refused(e.to_string()),
             _ => C::Unavailable(e.to_string()),
         }

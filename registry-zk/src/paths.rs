@@ -53,7 +53,10 @@ pub fn category_path(root: &str, url: &Url) -> String {
 /// (`*` = providers, consumers, routers, configurators; else `COMMA_SPLIT` of `category`).
 pub fn categories_paths(root: &str, consumer: &Url) -> Vec<String> {
     let service = service_path(root, consumer);
-    subscribed_categories(consumer).iter().map(|c| join(&service, c)).collect()
+    subscribed_categories(consumer)
+        .iter()
+        .map(|c| join(&service, c))
+        .collect()
 }
 
 /// The znode of a registration: category path + `/` + `URL.encode(url.to_full_string())`.
@@ -78,7 +81,11 @@ pub fn last_segment(path: &str) -> &str {
 /// If `event_path` is a direct child of `parent`, the child's name.
 pub fn direct_child<'a>(parent: &str, event_path: &'a str) -> Option<&'a str> {
     let rest = event_path.strip_prefix(parent)?;
-    let rest = if parent.ends_with('/') { rest } else { rest.strip_prefix('/')? };
+    let rest = if parent.ends_with('/') {
+        rest
+    } else {
+        rest.strip_prefix('/')?
+    };
     (!rest.is_empty() && !rest.contains('/')).then_some(rest)
 }
 
@@ -134,7 +141,10 @@ mod tests {
         let slash = root(&u("zookeeper://h:1?group=/"));
         assert_eq!(service_path(&slash, &p), "/com.foo.Bar%24Inner");
         let any = u("consumer://1.1.1.1/*?category=providers,routers");
-        assert_eq!(categories_paths(&r, &any), vec!["/dubbo/providers", "/dubbo/routers"]);
+        assert_eq!(
+            categories_paths(&r, &any),
+            vec!["/dubbo/providers", "/dubbo/routers"]
+        );
         assert_eq!(root(&u("zookeeper://h:1?group=g1")), "/g1");
     }
 
@@ -153,7 +163,13 @@ mod tests {
             strip_variable_keys("d%3A%2F%2Fh%3A1%2FS%3Fa%3D1%26pid%3D1%26timestamp%3D2%26v%3D1"),
             "d%3A%2F%2Fh%3A1%2FS%3Fa%3D1%26v%3D1"
         );
-        assert_eq!(strip_variable_keys("d%3A%2F%2Fh%3A1%2FS%3Ftimestamp%3D1"), "d%3A%2F%2Fh%3A1%2FS");
-        assert_eq!(strip_variable_keys("d%3A%2F%2Fh%3A1%2FS%3Fa%3D1%26timestamp%3D1"), "d%3A%2F%2Fh%3A1%2FS%3Fa%3D1");
+        assert_eq!(
+            strip_variable_keys("d%3A%2F%2Fh%3A1%2FS%3Ftimestamp%3D1"),
+            "d%3A%2F%2Fh%3A1%2FS"
+        );
+        assert_eq!(
+            strip_variable_keys("d%3A%2F%2Fh%3A1%2FS%3Fa%3D1%26timestamp%3D1"),
+            "d%3A%2F%2Fh%3A1%2FS%3Fa%3D1"
+        );
     }
 }

@@ -16,7 +16,9 @@ impl ZookeeperRegistry {
     /// Connects to the ensemble named by `url` (see [`ZkBackend::connect`]).
     pub async fn connect(url: &Url) -> registry_core::Result<ZookeeperRegistry> {
         let backend = ZkBackend::connect(url).await?;
-        Ok(ZookeeperRegistry { inner: FailbackRegistry::new(backend) })
+        Ok(ZookeeperRegistry {
+            inner: FailbackRegistry::new(backend),
+        })
     }
 
     /// The backend (session details, configuration).

@@ -94,8 +94,12 @@ pub(crate) async fn open_session(cfg: &ZkConfig) -> Result<Client> {
 pub(crate) async fn create_node(shared: &Shared, path: &str, ephemeral: bool) -> Result<()> {
     let client = shared.client()?;
     let acls = shared.acls();
-    let mode = if ephemeral { CreateMode::Ephemeral } else { CreateMode::Persistent };
-    let opts = mode.with_acls(acls.clone());
+    let mode = if ephemeral {
+        CreateMode::Ephemeral
+    } else {
+        CreateMode::Persistent
+    };
+    let opts = mode.with_acls(acls);
     for _ in 0..3 {
         match client.create(path, &[], &opts).await {
             Ok(_) => return Ok(()),
@@ -103,7 +107,7 @@ pub(crate) async fn create_node(shared: &Shared, path: &str, ephemeral: bool) ->
                 let parent = &path[..path.rfind('/').unwrap_or(0)];
                 if !parent.is_empty() {
                     client
-                        .mkdir(parent, &CreateMode::Persistent.with_acls(acls.clone()))
+                        .mkdir(parent, &CreateMode::Persistent.with_acls(acls))
                         .await
                         .map_err(|e| ZkError::op("mkdir", parent, e))?;
                 }
@@ -127,13 +131,21 @@ pub(crate) async fn create_node(shared: &Shared, path: &str, ephemeral: bool) ->
             Err(e) => return Err(ZkError::op("create", path, e)),
         }
     }
-    Err(ZkError::op("create", path, zookeeper_client::Error::NodeExists))
+    Err(ZkError::op(
+        "create",
+        path,
+        zookeeper_client::Error::NodeExists,
+    ))
 }
 
 /// Re-creates every registration (idempotent: nodes this session owns are kept).
 async fn restore_registrations(shared: Arc<Shared>) {
-    let all: Vec<(String, bool)> =
-        shared.registered.lock().iter().map(|(p, e)| (p.clone(), *e)).collect();
+    let all: Vec<(String, bool)> = shared
+        .registered
+        .lock()
+        .iter()
+        .map(|(p, e)| (p.clone(), *e))
+        .collect();
     for (path, ephemeral) in all {
         if !shared.registered.lock().contains_key(&path) {
             continue;

@@ -10,7 +10,9 @@ use registry_core::codec::decode;
 use registry_core::Url;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use zookeeper_client::{AddWatchMode, Client, CreateMode, EventType, PersistentWatcher, WatchedEvent};
+use zookeeper_client::{
+    AddWatchMode, Client, CreateMode, EventType, PersistentWatcher, WatchedEvent,
+};
 
 use crate::aggregate::Aggregate;
 use crate::children::ChildSet;
@@ -63,7 +65,13 @@ impl PathWatch {
     pub fn new(path: String, consumer: Url) -> PathWatch {
         let category = last_segment(&path).to_owned();
         let set = ChildSet::new(&path, consumer);
-        PathWatch { path, category, set, watcher: None, epoch: 0 }
+        PathWatch {
+            path,
+            category,
+            set,
+            watcher: None,
+            epoch: 0,
+        }
     }
 
     /// Ensures the directory, (re-)adds the persistent recursive watch **before** listing,
@@ -210,13 +218,21 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
 }
 
 fn not_connected(shared: &Shared) -> ZkError {
-    ZkError::NotConnected { address: shared.cfg.connect_string.clone(), timeout_ms: 0 }
+    ZkError::NotConnected {
+        address: shared.cfg.connect_string.clone(),
+        timeout_ms: 0,
+    }
 }
 
 /// The consumer URL used for one service of an interface-`*` subscription.
 pub(crate) fn service_consumer(any: &Url, service: &str) -> Url {
-    let check = if any.param_bool("check", false) { "true" } else { "false" };
-    any.with_path(service).with_params([("interface", service), ("check", check)])
+    let check = if any.param_bool("check", false) {
+        "true"
+    } else {
+        "false"
+    };
+    any.with_path(service)
+        .with_params([("interface", service), ("check", check)])
 }
 
 /// Syncs the category paths of one service for an interface-`*` subscription.

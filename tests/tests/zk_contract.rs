@@ -8,14 +8,20 @@ use registry_zk::ZookeeperRegistry;
 use tests::contract::{run_case, Capabilities, Case};
 
 async fn case(case: Case) {
-    let Some(addr) = tests::zk_addr(case.name()) else { return };
+    let Some(addr) = tests::zk_addr(case.name()) else {
+        return;
+    };
     let root = tests::unique("zk-contract");
-    let url = Url::parse(&format!("zookeeper://{addr}?group={root}&timeout=10000&session=10000"))
-        .unwrap();
+    let url = Url::parse(&format!(
+        "zookeeper://{addr}?group={root}&timeout=10000&session=10000"
+    ))
+    .unwrap();
     let make = || {
         let url = url.clone();
         async move {
-            let r = ZookeeperRegistry::connect(&url).await.expect("connect to ZooKeeper");
+            let r = ZookeeperRegistry::connect(&url)
+                .await
+                .expect("connect to ZooKeeper");
             Arc::new(r) as Arc<dyn Registry>
         }
     };

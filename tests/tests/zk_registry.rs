@@ -20,7 +20,10 @@ struct Env {
 impl Env {
     fn new(test: &str) -> Option<Env> {
         let addr = tests::zk_addr(test)?;
-        Some(Env { addr, root: tests::unique("zk-reg") })
+        Some(Env {
+            addr,
+            root: tests::unique("zk-reg"),
+        })
     }
 
     fn url(&self, extra: &str) -> Url {
@@ -32,7 +35,9 @@ impl Env {
     }
 
     async fn registry(&self) -> ZookeeperRegistry {
-        ZookeeperRegistry::connect(&self.url("")).await.expect("connect")
+        ZookeeperRegistry::connect(&self.url(""))
+            .await
+            .expect("connect")
     }
 
     async fn raw(&self) -> Client {
@@ -50,61 +55,121 @@ fn consumer(iface: &str) -> Url {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_layout_ephemeral_persistent_and_unregister() {
-    let Some(env) = Env::new("zk_layout") else { return };
+    let Some(env) = Env::new("zk_layout") else {
+        return;
+    };
     let r = env.registry().await;
     let raw = env.raw().await;
     let iface = "org.zk.Layout$Inner";
     let p = provider_url(iface, 20880, "");
     r.register(&p).await.unwrap();
-    let node = format!("{}/{}", env.providers_path(iface), encode(&p.to_full_string()));
+    let node = format!(
+        "{}/{}",
+        env.providers_path(iface),
+        encode(&p.to_full_string())
+    );
     assert!(node.contains("org.zk.Layout%24Inner/providers/dubbo%3A%2F%2F127.0.0.1%3A20880"));
-    let stat = raw.check_stat(&node).await.unwrap().expect("provider znode exists");
-    assert_eq!(stat.ephemeral_owner, r.backend().session_id(), "dynamic provider is ephemeral");
+    let stat = raw
+        .check_stat(&node)
+        .await
+        .unwrap()
+        .expect("provider znode exists");
+    assert_eq!(
+        stat.ephemeral_owner,
+        r.backend().session_id(),
+        "dynamic provider is ephemeral"
+    );
     let persistent = provider_url(iface, 20881, "dynamic=false");
     r.register(&persistent).await.unwrap();
-    let pnode = format!("{}/{}", env.providers_path(iface), encode(&persistent.to_full_string()));
-    let stat = raw.check_stat(&pnode).await.unwrap().expect("persistent znode exists");
+    let pnode = format!(
+        "{}/{}",
+        env.providers_path(iface),
+        encode(&persistent.to_full_string())
+    );
+    let stat = raw
+        .check_stat(&pnode)
+        .await
+        .unwrap()
+        .expect("persistent znode exists");
     assert_eq!(stat.ephemeral_owner, 0, "dynamic=false is persistent");
-    let parent = raw.check_stat(&env.providers_path(iface)).await.unwrap().unwrap();
+    let parent = raw
+        .check_stat(&env.providers_path(iface))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(parent.ephemeral_owner, 0, "parents are persistent");
     r.unregister(&p).await.unwrap();
     r.unregister(&persistent).await.unwrap();
     assert!(raw.check_stat(&node).await.unwrap().is_none());
     assert!(raw.check_stat(&pnode).await.unwrap().is_none());
-    r.unregister(&p).await.expect("unregistering an absent node is ok");
+    r.unregister(&p)
+        .await
+        .expect("unregistering an absent node is ok");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_register_replaces_a_node_left_by_another_session() {
-    let Some(env) = Env::new("zk_replace") else { return };
+    let Some(env) = Env::new("zk_replace") else {
+        return;
+    };
     let iface = "org.zk.Replace";
     let p = provider_url(iface, 20880, "");
-    let node = format!("{}/{}", env.providers_path(iface), encode(&p.to_full_string()));
+    let node = format!(
+        "{}/{}",
+        env.providers_path(iface),
+        encode(&p.to_full_string())
+    );
     let other = env.raw().await;
-    other.mkdir(&env.providers_path(iface), &CreateMode::Persistent.with_acls(Acls::anyone_all()))
+    other
+        .mkdir(
+            &env.providers_path(iface),
+            &CreateMode::Persistent.with_acls(Acls::anyone_all()),
+        )
         .await
         .unwrap();
-    other.create(&node, &[], &CreateMode::Ephemeral.with_acls(Acls::anyone_all())).await.unwrap();
+    other
+        .create(
+            &node,
+            &[],
+            &CreateMode::Ephemeral.with_acls(Acls::anyone_all()),
+        )
+        .await
+        .unwrap();
     let r = env.registry().await;
     r.register(&p).await.unwrap();
     let stat = other.check_stat(&node).await.unwrap().expect("node exists");
-    assert_eq!(stat.ephemeral_owner, r.backend().session_id(), "our session owns the node now");
+    assert_eq!(
+        stat.ephemeral_owner,
+        r.backend().session_id(),
+        "our session owns the node now"
+    );
     r.register(&p).await.unwrap();
     let again = other.check_stat(&node).await.unwrap().unwrap();
-    assert_eq!(again.czxid, stat.czxid, "re-registering an owned node keeps it");
+    assert_eq!(
+        again.czxid, stat.czxid,
+        "re-registering an owned node keeps it"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_keeps_provider_timestamp_and_skips_garbage() {
-    let Some(env) = Env::new("zk_garbage") else { return };
+    let Some(env) = Env::new("zk_garbage") else {
+        return;
+    };
     let iface = "org.zk.Garbage";
     let raw = env.raw().await;
     let dir = env.providers_path(iface);
-    raw.mkdir(&dir, &CreateMode::Persistent.with_acls(Acls::anyone_all())).await.unwrap();
+    raw.mkdir(&dir, &CreateMode::Persistent.with_acls(Acls::anyone_all()))
+        .await
+        .unwrap();
     for g in ["garbage%zz", "not-a-url", "%3A%2F%2Fnohost"] {
-        raw.create(&format!("{dir}/{g}"), &[], &CreateMode::Persistent.with_acls(Acls::anyone_all()))
-            .await
-            .unwrap();
+        raw.create(
+            &format!("{dir}/{g}"),
+            &[],
+            &CreateMode::Persistent.with_acls(Acls::anyone_all()),
+        )
+        .await
+        .unwrap();
     }
     let p = env.registry().await;
     let c = env.registry().await;
@@ -116,24 +181,40 @@ async fn zk_keeps_provider_timestamp_and_skips_garbage() {
     })
     .await;
     let got = &w.latest("providers").unwrap()[0];
-    assert_eq!(got.param("timestamp"), a.param("timestamp"), "timestamp kept (zk-keep-timestamp)");
+    assert_eq!(
+        got.param("timestamp"),
+        a.param("timestamp"),
+        "timestamp kept (zk-keep-timestamp)"
+    );
     assert_eq!(got.param("pid"), a.param("pid"));
-    raw.create(&format!("{dir}/more%garbage"), &[], &CreateMode::Persistent.with_acls(Acls::anyone_all()))
-        .await
-        .unwrap();
+    raw.create(
+        &format!("{dir}/more%garbage"),
+        &[],
+        &CreateMode::Persistent.with_acls(Acls::anyone_all()),
+    )
+    .await
+    .unwrap();
     let b = provider_url(iface, 20002, "");
     p.register(&b).await.unwrap();
-    w.until("provider B after more garbage", T, |w| w.addresses("providers").len() == 2).await;
-    assert!(w.latest("routers").is_some_and(|l| l[0].protocol() == Some("empty")));
+    w.until("provider B after more garbage", T, |w| {
+        w.addresses("providers").len() == 2
+    })
+    .await;
+    assert!(w
+        .latest("routers")
+        .is_some_and(|l| l[0].protocol() == Some("empty")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_thousand_providers_in_one_service() {
-    let Some(env) = Env::new("zk_thousand") else { return };
+    let Some(env) = Env::new("zk_thousand") else {
+        return;
+    };
     let iface = "org.zk.Thousand";
     let c = env.registry().await;
     let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
-    w.until("initial empty", T, |w| w.latest("providers").is_some()).await;
+    w.until("initial empty", T, |w| w.latest("providers").is_some())
+        .await;
     let raw = env.raw().await;
     let dir = env.providers_path(iface);
     let nodes: Vec<String> = (0..1000)
@@ -148,8 +229,10 @@ async fn zk_thousand_providers_in_one_service() {
     for f in futs {
         f.await.unwrap();
     }
-    w.until("1000 providers", Duration::from_secs(60), |w| w.addresses("providers").len() == 1000)
-        .await;
+    w.until("1000 providers", Duration::from_secs(60), |w| {
+        w.addresses("providers").len() == 1000
+    })
+    .await;
     let futs: Vec<_> = nodes[..500].iter().map(|n| raw.delete(n, None)).collect();
     for f in futs {
         f.await.unwrap();
@@ -164,14 +247,19 @@ async fn zk_thousand_providers_in_one_service() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_empty_protection_keeps_the_last_providers() {
-    let Some(env) = Env::new("zk_protect") else { return };
+    let Some(env) = Env::new("zk_protect") else {
+        return;
+    };
     let iface = "org.zk.Protect";
     let p = env.registry().await;
-    let c = ZookeeperRegistry::connect(&env.url("&enable-empty-protection=true")).await.unwrap();
+    let c = ZookeeperRegistry::connect(&env.url("&enable-empty-protection=true"))
+        .await
+        .unwrap();
     let a = provider_url(iface, 20001, "");
     p.register(&a).await.unwrap();
     let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
-    w.until("provider A", T, |w| w.addresses("providers").len() == 1).await;
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
+        .await;
     p.unregister(&a).await.unwrap();
     // A routers change after the unregister proves the providers removal was processed.
     let raw = env.raw().await;
@@ -184,9 +272,16 @@ async fn zk_empty_protection_keeps_the_last_providers() {
     )
     .await
     .unwrap();
-    w.until("router", T, |w| w.latest("routers").is_some_and(|l| l[0].protocol() == Some("route")))
-        .await;
-    assert_eq!(w.addresses("providers").len(), 1, "empty providers list held back");
+    w.until("router", T, |w| {
+        w.latest("routers")
+            .is_some_and(|l| l[0].protocol() == Some("route"))
+    })
+    .await;
+    assert_eq!(
+        w.addresses("providers").len(),
+        1,
+        "empty providers list held back"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

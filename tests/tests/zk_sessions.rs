@@ -19,7 +19,11 @@ fn consumer(iface: &str) -> Url {
 
 fn registry_url(connect: &str, root: &str, session_ms: u64) -> Url {
     let (first, rest) = connect.split_once(',').unwrap_or((connect, ""));
-    let backup = if rest.is_empty() { String::new() } else { format!("&backup={rest}") };
+    let backup = if rest.is_empty() {
+        String::new()
+    } else {
+        format!("&backup={rest}")
+    };
     Url::parse(&format!(
         "zookeeper://{first}?group={root}&timeout=15000&session={session_ms}{backup}"
     ))
@@ -28,12 +32,17 @@ fn registry_url(connect: &str, root: &str, session_ms: u64) -> Url {
 
 /// Asserts no providers notification so far was `empty://`.
 fn assert_never_empty(w: &Watch, what: &str) {
-    assert!(!w.is_empty_marker("providers"), "{what}: providers went empty");
+    assert!(
+        !w.is_empty_marker("providers"),
+        "{what}: providers went empty"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_session_expiry_restores_registrations_and_subscriptions() {
-    let Some(addr) = tests::zk_addr("zk_session_expiry") else { return };
+    let Some(addr) = tests::zk_addr("zk_session_expiry") else {
+        return;
+    };
     let root = tests::unique("zk-expiry");
     let url = registry_url(&addr, &root, 10_000);
     let iface = "org.zk.Expiry";
@@ -43,7 +52,8 @@ async fn zk_session_expiry_restores_registrations_and_subscriptions() {
     let a = provider_url(iface, 20001, "");
     p.register(&a).await.unwrap();
     let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
-    w.until("provider A", T, |w| w.addresses("providers").len() == 1).await;
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
+        .await;
 
     // Expire the provider's session: its node vanishes, then comes back with the new session.
     let gen = *p.backend_generation().borrow();
@@ -71,11 +81,16 @@ async fn zk_session_expiry_restores_registrations_and_subscriptions() {
         (c.backend().session_id() != old && c.backend().session_id() != 0).then_some(())
     })
     .await;
-    w.until("A and B after consumer expiry", T, |w| w.addresses("providers").len() == 2).await;
+    w.until("A and B after consumer expiry", T, |w| {
+        w.addresses("providers").len() == 2
+    })
+    .await;
     let d = provider_url(iface, 20003, "");
     other.register(&d).await.unwrap();
-    w.until("D after expiry (watch re-established)", T, |w| w.addresses("providers").len() == 3)
-        .await;
+    w.until("D after expiry (watch re-established)", T, |w| {
+        w.addresses("providers").len() == 3
+    })
+    .await;
 }
 
 trait Generation {
@@ -89,12 +104,18 @@ impl Generation for ZookeeperRegistry {
 }
 
 fn script() -> Option<PathBuf> {
-    std::env::var("DUBBO_TEST_SCRIPTS").ok().map(|d| PathBuf::from(d).join("zk-server.sh"))
+    std::env::var("DUBBO_TEST_SCRIPTS")
+        .ok()
+        .map(|d| PathBuf::from(d).join("zk-server.sh"))
 }
 
 fn zk_script(args: &[&str]) -> String {
     let s = script().expect("DUBBO_TEST_SCRIPTS");
-    let out = Command::new("bash").arg(&s).args(args).output().expect("run zk-server.sh");
+    let out = Command::new("bash")
+        .arg(&s)
+        .args(args)
+        .output()
+        .expect("run zk-server.sh");
     assert!(
         out.status.success(),
         "zk-server.sh {args:?} failed: {}",
@@ -106,13 +127,18 @@ fn zk_script(args: &[&str]) -> String {
 fn kill9(port: u16) {
     let dir = std::env::var("ZK_STATE_DIR").unwrap_or_else(|_| "/tmp/zk-server".into());
     let pid = std::fs::read_to_string(format!("{dir}/{port}/zk.pid")).expect("pid file");
-    let st = Command::new("kill").args(["-9", pid.trim()]).status().unwrap();
+    let st = Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
     assert!(st.success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_kill9_and_restart_never_pushes_empty() {
-    let Some(_) = tests::zk_addr("zk_kill9") else { return };
+    let Some(_) = tests::zk_addr("zk_kill9") else {
+        return;
+    };
     if script().is_none() {
         eprintln!("*** SKIPPED zk_kill9: DUBBO_TEST_SCRIPTS is not set ***");
         return;
@@ -128,7 +154,8 @@ async fn zk_kill9_and_restart_never_pushes_empty() {
     let a = provider_url(iface, 20001, "");
     p.register(&a).await.unwrap();
     let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
-    w.until("provider A", T, |w| w.addresses("providers").len() == 1).await;
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
+        .await;
 
     let epoch = c.backend().connection_epoch();
     kill9(PORT);
@@ -145,11 +172,18 @@ async fn zk_kill9_and_restart_never_pushes_empty() {
     })
     .await;
     let b = provider_url(iface, 20002, "");
-    tests::eventually("register B after restart", T, || async { p.register(&b).await.ok() }).await;
+    tests::eventually("register B after restart", T, || async {
+        p.register(&b).await.ok()
+    })
+    .await;
     let deadline = Instant::now() + T;
     while w.addresses("providers").len() != 2 {
-        assert!(Instant::now() < deadline, "no convergence after restart: {w:?}");
-        let _ = tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
+        assert!(
+            Instant::now() < deadline,
+            "no convergence after restart: {w:?}"
+        );
+        let _ =
+            tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
         assert_never_empty(&w, "after restart");
     }
     assert_never_empty(&w, "end");
@@ -160,7 +194,9 @@ async fn zk_kill9_and_restart_never_pushes_empty() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_ensemble_survives_losing_its_leader() {
-    let Some(_) = tests::zk_addr("zk_ensemble") else { return };
+    let Some(_) = tests::zk_addr("zk_ensemble") else {
+        return;
+    };
     let Some(base) = tests::server_addr("DUBBO_TEST_ZK_ENSEMBLE_BASE", "zk_ensemble") else {
         return;
     };
@@ -178,19 +214,26 @@ async fn zk_ensemble_survives_losing_its_leader() {
     let a = provider_url(iface, 20001, "");
     p.register(&a).await.unwrap();
     let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
-    w.until("provider A", T, |w| w.addresses("providers").len() == 1).await;
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
+        .await;
 
     let leader = zk_script(&["leader", &base, "30"]).trim().to_owned();
     zk_script(&["member-kill", &leader]);
     let b = provider_url(iface, 20002, "");
-    tests::eventually("register B after leader loss", Duration::from_secs(60), || async {
-        p.register(&b).await.ok()
-    })
+    tests::eventually(
+        "register B after leader loss",
+        Duration::from_secs(60),
+        || async { p.register(&b).await.ok() },
+    )
     .await;
     let deadline = Instant::now() + Duration::from_secs(60);
     while w.addresses("providers").len() != 2 {
-        assert!(Instant::now() < deadline, "no convergence after leader loss: {w:?}");
-        let _ = tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
+        assert!(
+            Instant::now() < deadline,
+            "no convergence after leader loss: {w:?}"
+        );
+        let _ =
+            tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
         assert_never_empty(&w, "after leader loss");
     }
     p.destroy().await;

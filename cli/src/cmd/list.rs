@@ -86,12 +86,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         while let Some(n) = sub.try_next() {
             rows.retain(|r: &Row| r.category != *n.category);
             for u in n.urls.iter().filter(|u| u.protocol() != Some("empty")) {
-                rows.push(Row { category: n.category.to_string(), url: u.clone(), text: u.to_string() });
+                rows.push(Row {
+                    category: n.category.to_string(),
+                    url: u.clone(),
+                    text: u.to_string(),
+                });
             }
         }
         drop(sub);
         registry.destroy().await;
-        rows.sort_by(|x, y| x.text.cmp(&y.text).then_with(|| x.category.cmp(&y.category)));
+        rows.sort_by(|x, y| {
+            x.text
+                .cmp(&y.text)
+                .then_with(|| x.category.cmp(&y.category))
+        });
         if a.json {
             let out: Vec<_> = rows
                 .iter()
@@ -139,8 +147,18 @@ fn print_table(rows: &[Row]) {
         }
     }
     let line = |c: [&str; 5]| {
-        println!("{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {}", c[0], c[1], c[2], c[3], c[4],
-            w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3]);
+        println!(
+            "{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3]
+        );
     };
     line(head);
     for c in &cells {

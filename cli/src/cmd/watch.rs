@@ -59,8 +59,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     urls.into_iter().collect()
                 };
                 let before = last.entry(n.category.to_string()).or_default();
-                writeln!(out, "{} {} ({} url{})", clock(), n.category, now.len(),
-                    if now.len() == 1 { "" } else { "s" })?;
+                writeln!(
+                    out,
+                    "{} {} ({} url{})",
+                    clock(),
+                    n.category,
+                    now.len(),
+                    if now.len() == 1 { "" } else { "s" }
+                )?;
                 for u in before.difference(&now) {
                     writeln!(out, "  - {u}")?;
                 }
@@ -83,5 +89,11 @@ fn clock() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     let s = d.as_secs() % 86_400;
-    format!("{:02}:{:02}:{:02}.{:03}", s / 3600, (s / 60) % 60, s % 60, d.subsec_millis())
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        s / 3600,
+        (s / 60) % 60,
+        s % 60,
+        d.subsec_millis()
+    )
 }

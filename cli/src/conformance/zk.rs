@@ -27,7 +27,11 @@ fn url(v: &Value, k: &str) -> Result<Url, Outcome> {
 }
 
 fn strings(v: &Value, k: &str) -> Option<Vec<String>> {
-    v.get(k)?.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
+    v.get(k)?.as_array().map(|a| {
+        a.iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect()
+    })
 }
 
 fn layout(v: &Value) -> Outcome {
@@ -44,19 +48,39 @@ fn layout(v: &Value) -> Outcome {
         checks.push(expect_eq("root", r.to_owned(), root.clone()));
     }
     if let Some(p) = s(v, "service_path") {
-        checks.push(expect_eq("service_path", p.to_owned(), paths::service_path(&root, &u)));
+        checks.push(expect_eq(
+            "service_path",
+            p.to_owned(),
+            paths::service_path(&root, &u),
+        ));
     }
     if let Some(p) = strings(v, "categories_paths") {
-        checks.push(expect_eq("categories_paths", p, paths::categories_paths(&root, &u)));
+        checks.push(expect_eq(
+            "categories_paths",
+            p,
+            paths::categories_paths(&root, &u),
+        ));
     }
     if let Some(p) = s(v, "category_path") {
-        checks.push(expect_eq("category_path", p.to_owned(), paths::category_path(&root, &u)));
+        checks.push(expect_eq(
+            "category_path",
+            p.to_owned(),
+            paths::category_path(&root, &u),
+        ));
     }
     if let Some(p) = s(v, "url_path") {
-        checks.push(expect_eq("url_path", p.to_owned(), paths::url_path(&root, &u)));
+        checks.push(expect_eq(
+            "url_path",
+            p.to_owned(),
+            paths::url_path(&root, &u),
+        ));
     }
     if let Some(p) = strings(v, "subscribe_watch_paths") {
-        checks.push(expect_eq("subscribe_watch_paths", p, paths::categories_paths(&root, &u)));
+        checks.push(expect_eq(
+            "subscribe_watch_paths",
+            p,
+            paths::categories_paths(&root, &u),
+        ));
     }
     all(checks)
 }
@@ -85,31 +109,62 @@ fn empty(v: &Value) -> Outcome {
     let path = s(v, "zk_path").unwrap_or("/dubbo/x/providers");
     let children = strings(v, "children").unwrap_or_default();
     let kind = PathKind::of(path);
-    let visible: Vec<Url> =
-        children.iter().filter_map(|c| convert_child(kind, &consumer, c)).collect();
+    let visible: Vec<Url> = children
+        .iter()
+        .filter_map(|c| convert_child(kind, &consumer, c))
+        .collect();
     let protection = v
         .get("registry_url")
         .and_then(Value::as_str)
         .and_then(|r| Url::parse(r).ok())
         .is_some_and(|r| r.param_bool("enable-empty-protection", false));
     let category = paths::last_segment(path);
-    let list = registry_core::notify::with_empty_marker(&consumer, category, visible, protection);
-    match (s(v, "expected"), list) {
-        (Some(e), Some(list)) if list.len() == 1 && list[0].protocol() == Some("empty") => {
-            expect_eq("empty url", e.to_owned(), list[0].to_full_string())
-        }
-        (Some(e), Some(list)) => {
-            let got: Vec<String> = list.iter().map(Url::to_full_string).collect();
-            Outcome::Fail(format!("expected {e}, got {got:?}"))
-        }
-        (None, None) => Outcome::Pass,
-        (None, Some(list)) => Outcome::Fail(format!("expected nothing, got {} urls", list.len())),
-        (Some(e), None) => {
-            // Sanity: the function the backend uses must give the same URL.
-            let direct = empty_url(&consumer, category).to_full_string();
-            Outcome::Fail(format!("expected {e}, got nothing (direct: {direct})"))
-        }
+    let got: Option<Vec<String>> =
+        registry_core::notify::with_empty_marker(&consumer, category, visible, protection)
+            .map(|l| l.iter().map(Url::to_full_string).collect());
+    let expected: Option<Vec<String>> = match v.get("expected") {
+        Some(Value::String(e)) => Some(vec![e.clone()]),
+        Some(Value::Array(_)) => strings(v, "expected"),
+        _ => None,
+    };
+    let Some(got) = got else {
+        return match expected {
+            None => Outcome::Pass,
+            Some(e) if e.is_empty() => Outcome::Pass,
+            Some(e) => Outcome::Fail(format!(
+                "expected {e:?}, got nothing (direct empty url: {})",
+                empty_url(&consumer, category).to_full_string()
+            )),
+        };
+    };
+    let Some(expected) = expected else {
+        return Outcome::Fail(format!("expected nothing, got {got:?}"));
+    };
+    if sorted(&expected) == sorted(&got) {
+        return Outcome::Pass;
     }
+    // Dubbo strips timestamp/pid from provider children; we keep them (zk-keep-timestamp).
+    let stripped: Vec<String> = got
+        .iter()
+        .map(|u| {
+            Url::parse(u)
+                .map(|x| x.without_params(&["timestamp", "pid"]).to_full_string())
+                .unwrap_or_else(|_| u.clone())
+        })
+        .collect();
+    if kind == PathKind::Providers && sorted(&expected) == sorted(&stripped) {
+        return Outcome::Diverge {
+            rule: "zk-keep-timestamp",
+            detail: format!("provider timestamp/pid kept: {got:?}"),
+        };
+    }
+    Outcome::Fail(format!("expected {expected:?}, got {got:?}"))
+}
+
+fn sorted(v: &[String]) -> Vec<&str> {
+    let mut x: Vec<&str> = v.iter().map(String::as_str).collect();
+    x.sort_unstable();
+    x
 }
 
 fn ctor(v: &Value) -> Outcome {
@@ -133,7 +188,11 @@ fn ctor(v: &Value) -> Outcome {
                 checks.push(expect_eq("root", r.to_owned(), c.root.clone()));
             }
             if let Some(cs) = s(v, "connect_string") {
-                checks.push(expect_eq("connect_string", cs.to_owned(), c.connect_string.clone()));
+                checks.push(expect_eq(
+                    "connect_string",
+                    cs.to_owned(),
+                    c.connect_string.clone(),
+                ));
             }
             all(checks)
         }
