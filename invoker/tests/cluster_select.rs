@@ -1,0 +1,224 @@
+//! `select` / `doSelect` / `reselect` (§8.1): sticky, availablecheck, already-selected
+//! avoidance, next-index fallback, and zero allocations on the hot path.
+
+#[path = "cluster_support.rs"]
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use invoker::cluster::core::{ClusterCore, DEFAULT_RESELECT_COUNT};
+use invoker::directory::static_directory::StaticDirectory;
+use invoker::invoker_set::InvokerSet;
+use invoker::loadbalance::LoadBalance;
+use invoker::rpc::{Invocation, SharedInvoker};
+use support::*;
+
+/// Always picks index `k` (clamped): makes reselect paths deterministic.
+#[derive(Debug)]
+struct Fixed(usize);
+
+impl LoadBalance for Fixed {
+    fn select(&self, set: &InvokerSet, _i: &Invocation) -> Option<usize> {
+        (!set.is_empty()).then(|| self.0.min(set.len() - 1))
+    }
+}
+
+/// Cycles through the list.
+#[derive(Debug, Default)]
+struct Cycle(AtomicUsize);
+
+impl LoadBalance for Cycle {
+    fn select(&self, set: &InvokerSet, _i: &Invocation) -> Option<usize> {
+        (!set.is_empty()).then(|| self.0.fetch_add(1, Ordering::SeqCst) % set.len())
+    }
+}
+
+fn setup(invokers: &[Arc<Scripted>], availablecheck: bool) -> (ClusterCore, InvokerSet) {
+    let shared: Vec<SharedInvoker> = invokers
+        .iter()
+        .map(|i| i.clone() as SharedInvoker)
+        .collect();
+    let url = consumer("");
+    let reg = url.with_param(
+        "cluster.availablecheck",
+        if availablecheck { "true" } else { "false" },
+    );
+    let dir = StaticDirectory::new(url, shared.clone()).with_registry_url(reg);
+    (
+        ClusterCore::new(Arc::new(dir), None, DEFAULT_RESELECT_COUNT),
+        InvokerSet::new(shared),
+    )
+}
+
+fn named(n: usize, sticky: bool) -> Vec<Arc<Scripted>> {
+    (0..n)
+        .map(|i| {
+            let s = if sticky { "&sticky=true" } else { "" };
+            Scripted::with_url(
+                &format!("test://127.0.0.1:{}/demo.Service?name=p{i}{s}", 20880 + i),
+                ok("x"),
+            )
+        })
+        .collect()
+}
+
+fn name(i: &SharedInvoker) -> String {
+    i.url().param("name").unwrap_or("").to_owned()
+}
+
+#[test]
+fn single_invoker_is_returned_even_if_unavailable() {
+    let inv = vec![Scripted::new(0, ok("x")).unavailable()];
+    let (core, set) = setup(&inv, true);
+    let got = core
+        .select(&Fixed(0), &Invocation::new("m"), &set, &[])
+        .unwrap();
+    assert_eq!(name(&got), "p0");
+    assert!(core
+        .select(
+            &Fixed(0),
+            &Invocation::new("m"),
+            &InvokerSet::new(vec![]),
+            &[]
+        )
+        .is_none());
+}
+
+#[test]
+fn already_selected_and_unavailable_are_reselected() {
+    let inv = named(4, false);
+    let (core, set) = setup(&inv, true);
+    let sel: Vec<SharedInvoker> = vec![inv[0].clone(), inv[1].clone()];
+    for _ in 0..20 {
+        let got = name(
+            &core
+                .select(&Fixed(0), &Invocation::new("m"), &set, &sel)
+                .unwrap(),
+        );
+        assert!(got == "p2" || got == "p3", "{got}");
+    }
+    // Unavailable picks are skipped when checking.
+    let inv = vec![
+        Scripted::new(0, ok("x")).unavailable(),
+        Scripted::new(1, ok("y")),
+    ];
+    let (core, set) = setup(&inv, true);
+    for _ in 0..20 {
+        assert_eq!(
+            name(
+                &core
+                    .select(&Fixed(0), &Invocation::new("m"), &set, &[])
+                    .unwrap()
+            ),
+            "p1"
+        );
+    }
+    // ... and kept when not checking.
+    let (core, set) = setup(&inv, false);
+    assert_eq!(
+        name(
+            &core
+                .select(&Fixed(0), &Invocation::new("m"), &set, &[])
+                .unwrap()
+        ),
+        "p0"
+    );
+}
+
+#[test]
+fn everything_selected_falls_back_to_selected_available_then_next_index() {
+    let inv = named(3, false);
+    let (core, set) = setup(&inv, true);
+    let all: Vec<SharedInvoker> = inv.iter().map(|i| i.clone() as SharedInvoker).collect();
+    // All tried and all available: reselect among the selected ones.
+    assert!(core
+        .select(&Fixed(1), &Invocation::new("m"), &set, &all)
+        .is_some());
+    // All tried, none available: the next index after the balancer's pick.
+    let inv: Vec<_> = (0..3)
+        .map(|i| Scripted::new(i, ok("x")).unavailable())
+        .collect();
+    let (core, set) = setup(&inv, true);
+    let all: Vec<SharedInvoker> = inv.iter().map(|i| i.clone() as SharedInvoker).collect();
+    assert_eq!(
+        name(
+            &core
+                .select(&Fixed(1), &Invocation::new("m"), &set, &all)
+                .unwrap()
+        ),
+        "p2"
+    );
+    assert_eq!(
+        name(
+            &core
+                .select(&Fixed(2), &Invocation::new("m"), &set, &all)
+                .unwrap()
+        ),
+        "p0"
+    );
+}
+
+#[test]
+fn reselect_samples_large_lists() {
+    let inv = named(200, false);
+    let (core, set) = setup(&inv, true);
+    let sel: Vec<SharedInvoker> = vec![inv[0].clone()];
+    for _ in 0..50 {
+        let got = core
+            .select(&Fixed(0), &Invocation::new("m"), &set, &sel)
+            .unwrap();
+        assert_ne!(name(&got), "p0");
+    }
+}
+
+#[test]
+fn sticky_reuses_the_first_choice_only_with_availablecheck() {
+    let inv = named(3, true);
+    let (core, set) = setup(&inv, true);
+    let lb = Cycle::default();
+    let picks: Vec<String> = (0..6)
+        .map(|_| name(&core.select(&lb, &Invocation::new("m"), &set, &[]).unwrap()))
+        .collect();
+    assert!(picks.iter().all(|p| p == &picks[0]), "{picks:?}");
+    // A tried sticky invoker is not reused within the call.
+    let sticky: SharedInvoker = inv.iter().find(|i| i.name() == picks[0]).unwrap().clone();
+    let other = name(
+        &core
+            .select(&lb, &Invocation::new("m"), &set, &[sticky])
+            .unwrap(),
+    );
+    assert_ne!(other, picks[0]);
+
+    // cluster.availablecheck=false disables stickiness (Dubbo's behaviour, §14.5).
+    let (core, set) = setup(&inv, false);
+    let picks: Vec<String> = (0..6)
+        .map(|_| name(&core.select(&lb, &Invocation::new("m"), &set, &[]).unwrap()))
+        .collect();
+    assert!(picks.iter().any(|p| p != &picks[0]), "{picks:?}");
+}
+
+#[test]
+fn sticky_invoker_gone_from_the_list_is_forgotten() {
+    let inv = named(3, true);
+    let (core, set) = setup(&inv, true);
+    let first = name(
+        &core
+            .select(&Fixed(0), &Invocation::new("m"), &set, &[])
+            .unwrap(),
+    );
+    assert_eq!(first, "p0");
+    let rest: Vec<SharedInvoker> = inv[1..]
+        .iter()
+        .map(|i| i.clone() as SharedInvoker)
+        .collect();
+    let smaller = InvokerSet::new(rest);
+    assert_eq!(
+        name(
+            &core
+                .select(&Fixed(1), &Invocation::new("m"), &smaller, &[])
+                .unwrap()
+        ),
+        "p2"
+    );
+}
