@@ -24,7 +24,7 @@
 //! - **changes** come from a [`ChangeSource`]; today [`PollingSource`] polls `instance/list`
 //!   (`nacos.poll-interval`, default 1 s) and a notification is published at once, only when
 //!   the list really changed;
-//! - **auth** ([`auth`]-backed [`NacosClient`]): `username`/`password` → access token, refreshed
+//! - **auth** ([`NacosClient`]): `username`/`password` → access token, refreshed
 //!   before its TTL ends and renewed on 403; secrets never reach logs, errors or `Debug`;
 //! - **namespaces**: `namespaceId` on every call; **failover** across `host:port` + `backup`;
 //! - **errors** ([`NacosError`]): 5xx, timeouts, refused connections and garbage JSON keep the
