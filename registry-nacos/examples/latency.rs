@@ -1,0 +1,123 @@
+//! Measures, against a running Nacos server, (1) register/unregister → consumer-visible
+//! latency through the polling source and (2) the request rate the poller puts on the server
+//! per subscribed service. Prints one JSON object.
+//!
+//! ```text
+//! cargo run --release -p registry-nacos --example latency -- \
+//!     [--addr 127.0.0.1:8848] [--changes 200] [--poll-interval 1000] [--services 5] [--idle-secs 10]
+//! ```
+
+use std::time::{Duration, Instant};
+
+use registry_core::{Registry, RegistryBackend, Url};
+use registry_nacos::{nacos_registry, NacosBackend};
+
+fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| default.to_owned())
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let addr = arg("--addr", "127.0.0.1:8848");
+    let changes: usize = arg("--changes", "200").parse()?;
+    let poll: u64 = arg("--poll-interval", "1000").parse()?;
+    let services: usize = arg("--services", "5").parse()?;
+    let idle: u64 = arg("--idle-secs", "10").parse()?;
+    let ns = format!("bench-{}-{}", std::process::id(), fastrand::u32(..));
+    let base = format!("nacos://{addr}?namespace={ns}&file-cache=false");
+
+    let provider = NacosBackend::new(&Url::parse(&base)?)?;
+    let consumer = nacos_registry(&Url::parse(&format!("{base}&nacos.poll-interval={poll}"))?)?;
+    let iface = "org.bench.Latency";
+    let p = Url::parse(&format!(
+        "dubbo://127.0.0.1:30001/{iface}?interface={iface}&side=provider&application=bench"
+    ))?;
+    let c = Url::parse(&format!(
+        "consumer://127.0.0.1/{iface}?interface={iface}&category=providers&check=false"
+    ))?;
+
+    // (1) Latency: alternate register / unregister, wait for the consumer to see each change,
+    // start each change at a random point of the poll cycle.
+    let mut sub = consumer.subscribe(&c).await?;
+    let first = sub
+        .next()
+        .await
+        .ok_or_else(|| anyhow::anyhow!("stream ended"))?;
+    anyhow::ensure!(first.is_empty_marker(), "namespace not empty");
+    let mut lat = Vec::with_capacity(changes);
+    for i in 0..changes {
+        tokio::time::sleep(Duration::from_millis(fastrand::u64(0..poll.max(1)))).await;
+        let registering = i % 2 == 0;
+        let t0 = Instant::now();
+        if registering {
+            provider.do_register(&p).await?;
+        } else {
+            provider.do_unregister(&p).await?;
+        }
+        loop {
+            let n = tokio::time::timeout(Duration::from_secs(30), sub.next())
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("stream ended"))?;
+            if n.is_empty_marker() != registering {
+                break;
+            }
+        }
+        lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    lat.sort_by(f64::total_cmp);
+
+    // (2) Request rate while idle: `services` subscribed services (plus a second subscriber of
+    // the first one, which shares its poller).
+    drop(sub);
+    let mut subs = Vec::new();
+    for k in 0..services {
+        let s = format!("org.bench.Idle{k}");
+        let cu = Url::parse(&format!(
+            "consumer://127.0.0.1/{s}?interface={s}&category=providers&check=false"
+        ))?;
+        subs.push(consumer.subscribe(&cu).await?);
+        if k == 0 {
+            subs.push(consumer.subscribe(&cu).await?);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(poll * 2)).await;
+    let client = consumer.backend().client().clone();
+    let (r0, t0) = (client.request_count(), Instant::now());
+    tokio::time::sleep(Duration::from_secs(idle)).await;
+    let reqs = client.request_count() - r0;
+    let secs = t0.elapsed().as_secs_f64();
+    drop(subs);
+    consumer.destroy().await;
+    provider.do_destroy().await;
+
+    let out = serde_json::json!({
+        "server": addr,
+        "poll_interval_ms": poll,
+        "changes": lat.len(),
+        "latency_ms": {
+            "p50": pct(&lat, 0.50), "p90": pct(&lat, 0.90), "p99": pct(&lat, 0.99),
+            "min": lat.first(), "max": lat.last(),
+        },
+        "idle": {
+            "subscribed_services": services,
+            "subscriptions": services + 1,
+            "seconds": secs,
+            "requests": reqs,
+            "requests_per_second_per_service": reqs as f64 / secs / services.max(1) as f64,
+        },
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
