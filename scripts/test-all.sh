@@ -54,6 +54,16 @@ log "cargo test --workspace"
 # shellcheck disable=SC2086
 cargo test --workspace ${TEST_ARGS:-}
 
+log "examples against the real servers"
+cargo run -q -p cli --example custom_transport
+cargo run -q -p cli --example zk_consumer -- "zookeeper://127.0.0.1:$ZK_PORT"
+cargo run -q -p cli --example nacos_watch -- "nacos://127.0.0.1:$NACOS_PORT"
+
+log "the demo on memory:// and on the real registries"
+cargo run -q -p cli --bin dubbo-registry -- demo --calls 50 >/dev/null
+cargo run -q -p cli --bin dubbo-registry -- demo --calls 50 --registry "zookeeper://127.0.0.1:$ZK_PORT?group=/demo-$$" >/dev/null
+cargo run -q -p cli --bin dubbo-registry -- demo --calls 50 --registry "nacos://127.0.0.1:$NACOS_PORT?group=demo-$$" >/dev/null
+
 if [[ -f ../shared/conformance/dubbo-vectors-public.json ]]; then
     log "conformance runner on ../shared/conformance"
     for f in ../shared/conformance/*.json; do
