@@ -12,7 +12,8 @@
 //! cargo run --release -p registry-zk --example latency -- [ZK_ADDR] [CHANGES] [EXISTING,...]
 //! # defaults: 127.0.0.1:2181 500 0,10000
 //! ```
-//! Prints one JSON document.
+//! Prints one JSON document (also the time of the initial `subscribe`, which lists and parses
+//! every existing child).
 
 // A benchmark binary: failing loudly on a broken setup is the right behaviour.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -92,7 +93,9 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
         ifaces[2]
     ))
     .expect("consumer");
+    let t_sub = Instant::now();
     let mut sub = reg.subscribe(&consumer).await.expect("subscribe");
+    let subscribe_ms = t_sub.elapsed().as_secs_f64() * 1e3;
     while sub.try_next().is_some() {}
 
     let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
@@ -175,6 +178,7 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
     json!({
         "existing_children": existing,
         "changes": changes,
+        "initial_subscribe_ms": subscribe_ms,
         "relist_floor": stats(a.clone()),
         "persistent_floor": stats(b.clone()),
         "registry": stats(c.clone()),

@@ -295,3 +295,44 @@ async fn zk_unreachable_is_a_clear_error_within_the_timeout() {
     let e = ZookeeperRegistry::connect(&any).await.unwrap_err();
     assert!(e.to_string().contains("registry address == null"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zk_digest_auth_creates_creator_only_nodes() {
+    let Some(env) = Env::new("zk_digest") else {
+        return;
+    };
+    let url = Url::parse(&format!(
+        "zookeeper://bob:s3cret@{}?group={}&timeout=10000&session=10000",
+        env.addr, env.root
+    ))
+    .unwrap();
+    assert!(!url.to_string().contains("s3cret"));
+    let r = ZookeeperRegistry::connect(&url).await.unwrap();
+    let iface = "org.zk.Digest";
+    let p = provider_url(iface, 20001, "");
+    r.register(&p).await.unwrap();
+    let raw = env.raw().await;
+    let (acls, _) = raw.get_acl(&env.providers_path(iface)).await.unwrap();
+    assert!(
+        acls.iter()
+            .all(|a| a.scheme() == "digest" && a.id().starts_with("bob:")),
+        "creator-only ACL: {acls:?}"
+    );
+    // An unauthenticated client cannot add providers, but the owner's subscriber sees them.
+    let intruder = format!(
+        "{}/{}",
+        env.providers_path(iface),
+        encode("dubbo://6.6.6.6:1/x")
+    );
+    let e = raw
+        .create(
+            &intruder,
+            &[],
+            &CreateMode::Ephemeral.with_acls(Acls::anyone_all()),
+        )
+        .await;
+    assert!(e.is_err(), "unauthenticated create must fail");
+    let mut w = Watch::new(r.subscribe(&consumer(iface)).await.unwrap());
+    w.until("own provider", T, |w| w.addresses("providers").len() == 1)
+        .await;
+}
