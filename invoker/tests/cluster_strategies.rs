@@ -461,3 +461,66 @@ mod prop {
         }
     }
 }
+
+// ----- re-listing between attempts -----
+
+/// A directory whose list changes after the first call (a registry notification between
+/// two failover attempts).
+#[derive(Debug)]
+struct Changing {
+    url: registry_core::Url,
+    first: Arc<invoker::invoker_set::InvokerSet>,
+    later: Arc<invoker::invoker_set::InvokerSet>,
+    lists: std::sync::atomic::AtomicUsize,
+}
+
+impl invoker::directory::Directory for Changing {
+    fn consumer_url(&self) -> registry_core::Url {
+        self.url.clone()
+    }
+    fn registry_url(&self) -> registry_core::Url {
+        self.url.clone()
+    }
+    fn list(
+        &self,
+        _i: &Invocation,
+    ) -> Result<Arc<invoker::invoker_set::InvokerSet>, invoker::rpc::RpcError> {
+        let n = self.lists.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(if n == 0 {
+            self.first.clone()
+        } else {
+            self.later.clone()
+        })
+    }
+    fn is_available(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn failover_relists_before_each_retry() {
+    use invoker::rpc::SharedInvoker;
+    let old = Scripted::new(0, network());
+    let new = Scripted::new(1, ok("from the new provider"));
+    let dir = Arc::new(Changing {
+        url: consumer(""),
+        first: Arc::new(invoker::invoker_set::InvokerSet::new(vec![
+            old.clone() as SharedInvoker
+        ])),
+        later: Arc::new(invoker::invoker_set::InvokerSet::new(vec![
+            new.clone() as SharedInvoker
+        ])),
+        lists: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let c = ClusterInvoker::new(
+        dir.clone(),
+        ClusterOptions {
+            kind: Some(ClusterKind::Failover),
+            ..ClusterOptions::default()
+        },
+    );
+    let r = c.invoke(&call()).await.unwrap();
+    assert_eq!(r.value, Value::from("from the new provider"));
+    assert_eq!((old.calls(), new.calls()), (1, 1));
+    assert_eq!(dir.lists.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
