@@ -19,7 +19,7 @@ fn apply(c: &mut Criterion) {
         g.bench_function(format!("one_change/{n}"), |bench| {
             bench.iter(|| {
                 flip = !flip;
-                dir.notify(if flip { &a } else { &b });
+                dir.notify_category("providers", if flip { &a } else { &b });
             })
         });
         g.bench_function(format!("rebuild/{n}"), |bench| {

@@ -94,7 +94,7 @@ pub fn directory_with(list: &[Url]) -> Arc<RegistryDirectory> {
         Arc::new(NoopFactory),
         DirectoryOptions::default(),
     );
-    dir.notify(list);
+    dir.notify_category("providers", list);
     dir
 }
 
@@ -113,7 +113,7 @@ pub fn apply_timings(providers: usize) -> (f64, f64) {
     let rounds = (200_000 / providers).clamp(5, 200);
     let start = Instant::now();
     for r in 0..rounds {
-        dir.notify(if r % 2 == 0 { &a } else { &b });
+        dir.notify_category("providers", if r % 2 == 0 { &a } else { &b });
     }
     let one_change_us = start.elapsed().as_secs_f64() * 1e6 / rounds as f64;
     let runs = if providers >= 50_000 { 3 } else { 5 };

@@ -12,7 +12,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
-use registry_core::matching::{is_configurator, is_empty_url, is_provider, is_route, ANY};
+use registry_core::matching::{is_configurator, is_empty_url, is_provider, is_route, ANY, PROVIDERS};
 use registry_core::{Registry, Subscription, Url};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -223,14 +223,26 @@ impl RegistryDirectory {
     /// re-applies configurators/routers to the current providers; an empty list changes
     /// nothing else.
     pub fn notify(&self, urls: &[Url]) {
+        self.notify_inner(urls, false);
+    }
+
+    /// Applies one [`registry_core::Notification`] of a subscription: the complete list of
+    /// `category`. A `providers` list is taken as providers (and `empty://`) without
+    /// re-classifying every URL, which keeps a large list cheap; other categories go through
+    /// [`RegistryDirectory::notify`].
+    pub fn notify_category(&self, category: &str, urls: &[Url]) {
+        self.notify_inner(urls, category == PROVIDERS);
+    }
+
+    fn notify_inner(&self, urls: &[Url], trusted_providers: bool) {
         if self.destroyed.load(Ordering::Acquire) {
             return;
         }
         let mut configurators: Vec<Url> = Vec::new();
         let mut routers: Vec<Url> = Vec::new();
         let mut providers: Vec<Url> = Vec::new();
-        let only_providers =
-            urls.iter().all(|u| is_provider(u) && u.param("compatible_config").is_none());
+        let only_providers = trusted_providers
+            || urls.iter().all(|u| is_provider(u) && u.param("compatible_config").is_none());
         if !only_providers {
             for u in urls {
                 if !valid_category(u) || u.param("compatible_config").is_some() {
@@ -326,7 +338,9 @@ impl RegistryDirectory {
         let dir_url = self.directory_url.load_full();
         let mut routers: Vec<Arc<dyn Router>> = self.options.routers.clone();
         routers.extend(st.dynamic_routers.iter().cloned());
+        let current = self.snapshot.load();
         let ctx = BuildCtx {
+            previous: (current.phase == Phase::Ready).then_some(&*current.all),
             consumer: &dir_url,
             routers: &routers,
             joiner: Some(&*self.joiner),
@@ -465,6 +479,6 @@ async fn follow(mut subscription: Subscription, dir: Weak<RegistryDirectory>, ca
         };
         let Some(n) = next else { break };
         let Some(d) = dir.upgrade() else { break };
-        d.notify(&n.urls);
+        d.notify_category(&n.category, &n.urls);
     }
 }

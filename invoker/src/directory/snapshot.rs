@@ -95,6 +95,8 @@ pub(crate) struct BuildCtx<'a> {
     pub joiner: Option<&'a dyn GroupJoiner>,
     pub multi_group: bool,
     pub mode: MethodCacheMode,
+    /// The previous shared set: load-balancing metadata of invokers still listed is reused.
+    pub previous: Option<&'a InvokerSet>,
 }
 
 /// True when the consumer's `group` asks for several groups (`*` or a list).
@@ -148,6 +150,10 @@ pub(crate) fn build<'e>(
     }
     let empty = Arc::new(InvokerSet::default());
     let mock = if mocks.is_empty() { empty.clone() } else { Arc::new(InvokerSet::new(mocks)) };
+    let make_set = |list: Vec<SharedInvoker>| match ctx.previous {
+        Some(prev) if !prev.is_empty() => InvokerSet::new_reusing(list, prev),
+        _ => InvokerSet::new(list),
+    };
     let finish = |list: Vec<SharedInvoker>, method: Option<&str>| -> Vec<SharedInvoker> {
         if ctx.multi_group {
             join_groups(list, ctx.joiner)
@@ -161,7 +167,7 @@ pub(crate) fn build<'e>(
         MethodCacheMode::Shared => {
             let list: Vec<SharedInvoker> =
                 normal.iter().filter_map(|e| e.invoker.clone()).collect();
-            let all = Arc::new(InvokerSet::new(finish(list, None)));
+            let all = Arc::new(make_set(finish(list, None)));
             Snapshot { phase: Phase::Ready, all, mock, methods: None, empty }
         }
         MethodCacheMode::Dubbo26 => {
@@ -197,7 +203,7 @@ pub(crate) fn build<'e>(
                 routed_lists.push((m, finish(base, Some(m))));
             }
             for (m, v) in lists.into_iter().chain(routed_lists) {
-                let set = Arc::new(InvokerSet::new(v));
+                let set = Arc::new(make_set(v));
                 match m.split_once('.') {
                     Some((method, arg)) => {
                         map.routed.entry(Box::from(method)).or_default().insert(Box::from(arg), set);
@@ -207,7 +213,7 @@ pub(crate) fn build<'e>(
                     }
                 }
             }
-            let star = Arc::new(InvokerSet::new(star_list));
+            let star = Arc::new(make_set(star_list));
             map.star = Some(star.clone());
             Snapshot { phase: Phase::Ready, all: star, mock, methods: Some(map), empty }
         }

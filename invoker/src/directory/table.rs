@@ -176,7 +176,19 @@ impl ProviderTable {
         let mut fresh_seen: FxHashSet<Url> = FxHashSet::default();
         let mut valid = 0usize;
         let mut marked = 0usize;
-        for url in urls {
+        for (pos, url) in urls.iter().enumerate() {
+            // Fast path: the same object at the same position as last time.
+            if let Some(&i) = self.order.get(pos) {
+                if let Some(Some(e)) = self.slots.get_mut(i as usize) {
+                    if Url::ptr_eq(&e.raw, url) && e.epoch != ep {
+                        e.epoch = ep;
+                        marked += 1;
+                        valid += usize::from(e.invoker.is_some());
+                        order.push(i);
+                        continue;
+                    }
+                }
+            }
             if is_empty_url(url) {
                 continue;
             }
