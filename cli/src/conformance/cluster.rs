@@ -305,6 +305,33 @@ async fn strategy(kind: ClusterKind, v: &Value) -> Outcome {
             format!("message {msg:?} lacks {m:?}")
         }));
     }
+    if let Some(b) = exp.get("is_biz").and_then(Value::as_bool) {
+        let got = result.as_ref().err().map(RpcError::is_biz);
+        checks.push(expect_eq("is_biz", Some(b), got));
+    }
+    if let Some(c) = exp.get("exception_class").and_then(Value::as_str) {
+        let got = result
+            .as_ref()
+            .err()
+            .and_then(|e| e.exception_class.clone());
+        checks.push(expect_eq("exception class", Some(c.to_owned()), got));
+    }
+    for key in ["calls_per_invoker", "invoked"] {
+        if let Some(per) = exp.get(key).and_then(Value::as_array) {
+            for (i, want) in per.iter().enumerate() {
+                let got = invokers
+                    .get(i)
+                    .map_or(0, |x| x.calls.load(Ordering::SeqCst));
+                let ok = match want {
+                    Value::Bool(b) => (got > 0) == *b,
+                    w => w.as_u64() == Some(got as u64),
+                };
+                checks.push(Outcome::check(ok, || {
+                    format!("invoker {i}: expected {want}, called {got} times")
+                }));
+            }
+        }
+    }
     if s(&exp, "forked_to") == Some("all invokers") {
         let missed = invokers
             .iter()
@@ -497,16 +524,47 @@ fn select(v: &Value) -> Outcome {
     let lb = loadbalance::by_name(s(v, "loadbalance").unwrap_or("random"));
     let set = InvokerSet::new(shared);
     let inv = Invocation::new("sayHello");
-    let Some(expected) = s(&exp, "selected") else {
-        return Outcome::Skip("select vector without an expected invoker".into());
+    let names = |k: &str| -> Option<Vec<String>> {
+        exp.get(k).and_then(Value::as_array).map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
     };
-    // The rule is deterministic for these vectors whatever the balancer picks: check it many times.
+    let exact = s(&exp, "selected").map(str::to_owned);
+    let one_of = names("selected_one_of").or_else(|| names("one_of"));
+    let never = names("not_selected").or_else(|| names("never"));
+    if exact.is_none() && one_of.is_none() && never.is_none() {
+        if has(&exp, "selected") {
+            // `"selected": null`: nothing to choose from.
+            let got = core
+                .select(&*lb, &inv, &set, &selected)
+                .map(|i| name_of(&i));
+            return expect_eq("select", None, got);
+        }
+        return Outcome::Skip("select vector without an expected invoker".into());
+    }
+    // The rule must hold whatever the balancer picks: check it many times.
     for _ in 0..50 {
         let got = core
             .select(&*lb, &inv, &set, &selected)
-            .map(|i| name_of(&i));
-        if got.as_deref() != Some(expected) {
-            return Outcome::Fail(format!("select: expected {expected}, got {got:?}"));
+            .map(|i| name_of(&i))
+            .unwrap_or_default();
+        if let Some(e) = &exact {
+            if &got != e {
+                return Outcome::Fail(format!("select: expected {e}, got {got:?}"));
+            }
+        }
+        if let Some(ok) = &one_of {
+            if !ok.contains(&got) {
+                return Outcome::Fail(format!("select: expected one of {ok:?}, got {got:?}"));
+            }
+        }
+        if let Some(bad) = &never {
+            if bad.contains(&got) {
+                return Outcome::Fail(format!("select: {got:?} must not be selected"));
+            }
         }
     }
     Outcome::Pass
@@ -604,7 +662,13 @@ async fn mock_cluster(v: &Value) -> Outcome {
     };
     let mut specs = vec![match s(v, "normal_invocation_throws") {
         Some(t) => serde_json::json!({"throws": t}),
-        None => serde_json::json!({"returns": "something"}),
+        None => {
+            let ret = v
+                .get("normal_invocation_returns")
+                .cloned()
+                .unwrap_or(Value::from("something"));
+            serde_json::json!({ "returns": ret })
+        }
     }];
     if let Some(p) = v
         .get("mock_protocol_provider_params")
@@ -629,6 +693,8 @@ async fn mock_cluster(v: &Value) -> Outcome {
     let dir: Arc<dyn Directory> = Arc::new(StaticDirectory::new(url, invokers));
     let registry = Arc::new(MockRegistry::new());
     registry.register_impl(format!("{HELLO}Mock"), Arc::new(hello_mock));
+    // The custom exception of Dubbo's MockClusterInvokerTest.
+    registry.register_exception("org.apache.dubbo.rpc.cluster.support.wrapper.MyMockException");
     let cluster = cluster::join_with(
         dir,
         ClusterOptions {
@@ -651,20 +717,10 @@ async fn mock_cluster(v: &Value) -> Outcome {
         let result = cluster.invoke(&inv).await;
         if let Some(err) = s(call, "expect_error") {
             checks.push(match &result {
-                Ok(r) => Outcome::Fail(format!("{method}: expected error {err:?}, got {}", r.value)),
-                Err(e) => {
-                    if err.contains("isTimeout") {
-                        Outcome::check(e.is_timeout(), || format!("{method}: expected a timeout, got {e}"))
-                    } else if err.contains("IllegalStateException") {
-                        Outcome::check(e.message.contains("IllegalStateException") && !e.is_biz(), || {
-                            format!("{method}: expected a non-biz error caused by IllegalStateException, got {e}")
-                        })
-                    } else if err.contains("biz") {
-                        Outcome::check(e.is_biz(), || format!("{method}: expected a biz error, got {e}"))
-                    } else {
-                        Outcome::Pass
-                    }
+                Ok(r) => {
+                    Outcome::Fail(format!("{method}: expected error {err:?}, got {}", r.value))
                 }
+                Err(e) => error_matches(method, err, e),
             });
         } else if let Some(expected) = call.get("expect") {
             checks.push(match &result {
@@ -673,6 +729,57 @@ async fn mock_cluster(v: &Value) -> Outcome {
                 }),
                 Err(e) => Outcome::Fail(format!("{method}: expected {expected}, got error {e}")),
             });
+        }
+    }
+    all(checks)
+}
+
+/// Checks an error against a prose expectation such as "RpcException isTimeout",
+/// "RpcException with cause IllegalStateException (class not found)", "biz MyMockException",
+/// "not biz: mocked exception for service degradation.".
+fn error_matches(method: &str, expected: &str, e: &RpcError) -> Outcome {
+    let lower = expected.to_ascii_lowercase();
+    let mut checks = Vec::new();
+    if expected.contains("isTimeout") || lower.contains("timeout") {
+        checks.push(Outcome::check(e.is_timeout(), || {
+            format!("{method}: expected a timeout, got {e}")
+        }));
+    }
+    let not_biz =
+        lower.contains("not biz") || lower.contains("non-biz") || lower.contains("isbiz false");
+    if expected.contains("IllegalStateException") && lower.contains("cause") || not_biz {
+        checks.push(Outcome::check(!e.is_biz(), || {
+            format!("{method}: expected a non-biz error, got {e}")
+        }));
+    } else if lower.contains("biz") {
+        checks.push(Outcome::check(e.is_biz(), || {
+            format!("{method}: expected a biz error, got {e}")
+        }));
+    }
+    if expected.contains("IllegalStateException") {
+        checks.push(Outcome::check(
+            e.message.contains("IllegalStateException"),
+            || format!("{method}: expected IllegalStateException as the cause, got {e}"),
+        ));
+    }
+    if lower.contains("mocked exception") {
+        checks.push(Outcome::check(
+            e.message
+                .contains("mocked exception for service degradation."),
+            || format!("{method}: expected the mocked-exception message, got {e}"),
+        ));
+    }
+    // A named exception class (a dotted word ending in Exception) other than the wrappers.
+    for word in expected.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '$' || c == '_'))
+    {
+        if word.ends_with("Exception")
+            && !matches!(word, "RpcException" | "IllegalStateException")
+            && word.contains('.')
+        {
+            let found = e.exception_class.as_deref() == Some(word) || e.message.contains(word);
+            checks.push(Outcome::check(found, || {
+                format!("{method}: expected {word}, got {e}")
+            }));
         }
     }
     all(checks)
