@@ -27,6 +27,8 @@ enum Command {
     Watch(cmd::watch::Args),
     /// Register a URL until Ctrl-C or --duration.
     Register(cmd::register::Args),
+    /// Measure load-balancer selects, notify apply and memory per provider.
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -37,6 +39,7 @@ fn main() -> std::process::ExitCode {
         Command::List(a) => cmd::list::run(a),
         Command::Watch(a) => cmd::watch::run(a),
         Command::Register(a) => cmd::register::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     };
     match result {
         Ok(code) => code,

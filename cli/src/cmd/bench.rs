@@ -1,0 +1,188 @@
+//! `dubbo-registry bench [--quick] [--json]`: select cost of every load balancer at 255 and
+//! 10,000 invokers (time and allocations per select), notify apply at 1k/10k/100k providers
+//! (one change vs. rebuild) and memory per provider URL at 100k.
+//!
+//! Allocations are counted by a counting global allocator (`stats_alloc`) installed for the
+//! whole binary: a few relaxed atomic adds per allocation, negligible for the other commands.
+//! Build with `--release` for meaningful numbers.
+
+use std::alloc::System;
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use invoker::directory::bench_support::{self, NoopFactory};
+use invoker::invoker_set::InvokerSet;
+use invoker::loadbalance::{self, LoadBalance};
+use invoker::rpc::{Invocation, InvokerFactory, SharedInvoker};
+use registry_core::Url;
+use serde_json::{json, Value};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Arguments of `bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Shorter measurements (finishes in well under a minute).
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON document instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Invoker counts of the select measurements.
+const SELECT_SIZES: [usize; 2] = [255, 10_000];
+/// Provider counts of the apply measurements.
+const APPLY_SIZES: [usize; 3] = [1_000, 10_000, 100_000];
+/// Provider count of the memory measurement.
+const MEMORY_PROVIDERS: usize = 100_000;
+const BASE_TS: u64 = 1_700_000_000_000;
+
+/// One select measurement.
+#[derive(Debug)]
+struct SelectRow {
+    lb: &'static str,
+    invokers: usize,
+    ns_per_op: f64,
+    allocs_per_op: f64,
+}
+
+fn invokers(n: usize) -> anyhow::Result<Vec<SharedInvoker>> {
+    let f = NoopFactory;
+    (0..n)
+        .map(|i| f.refer(&bench_support::provider(i, BASE_TS + i as u64)).map_err(anyhow::Error::from))
+        .collect()
+}
+
+/// Invocations with distinct first arguments (consistent hash spreads over the ring).
+fn calls() -> Vec<Invocation> {
+    (0..1024)
+        .map(|k| {
+            Invocation::new("sayHello")
+                .with_arguments(vec!["java.lang.String".into()], vec![Value::String(format!("user-{k}"))])
+        })
+        .collect()
+}
+
+fn run_selects(lb: &dyn LoadBalance, set: &InvokerSet, calls: &[Invocation], iters: usize) -> usize {
+    let mut acc = 0usize;
+    let mask = calls.len() - 1;
+    for k in 0..iters {
+        acc = acc.wrapping_add(lb.select(set, black_box(&calls[k & mask])).unwrap_or(0));
+    }
+    black_box(acc)
+}
+
+fn measure_select(name: &'static str, set: &InvokerSet, calls: &[Invocation], budget: Duration) -> SelectRow {
+    let lb = loadbalance::by_name(name);
+    // Warm up: builds rings, round-robin state, status arrays, scratch buffers.
+    run_selects(lb.as_ref(), set, calls, 2_000);
+    // Allocations per select over a fixed number of calls.
+    let n_alloc = 10_000;
+    let region = Region::new(GLOBAL);
+    run_selects(lb.as_ref(), set, calls, n_alloc);
+    let allocs = region.change().allocations + region.change().reallocations;
+    // Calibrate, then time.
+    let mut iters = 1_000usize;
+    loop {
+        let start = Instant::now();
+        run_selects(lb.as_ref(), set, calls, iters);
+        let t = start.elapsed();
+        if t >= budget / 4 || iters >= 1 << 28 {
+            let scale = budget.as_secs_f64() / t.as_secs_f64().max(1e-9);
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let target = ((iters as f64) * scale).clamp(1_000.0, 4e8) as usize;
+            let start = Instant::now();
+            run_selects(lb.as_ref(), set, calls, target);
+            let ns = start.elapsed().as_nanos() as f64 / target as f64;
+            return SelectRow {
+                lb: name,
+                invokers: set.len(),
+                ns_per_op: ns,
+                allocs_per_op: allocs as f64 / n_alloc as f64,
+            };
+        }
+        iters *= 4;
+    }
+}
+
+/// Net bytes allocated per provider by parsing `n` distinct provider URLs (and keeping them).
+fn url_bytes_per_provider(n: usize) -> f64 {
+    let region = Region::new(GLOBAL);
+    let urls: Vec<Url> = (0..n).map(|i| bench_support::provider(i, BASE_TS + i as u64)).collect();
+    let s = region.change();
+    let net = s.bytes_allocated as f64 - s.bytes_deallocated as f64 + s.bytes_reallocated as f64;
+    drop(black_box(urls));
+    net / n as f64
+}
+
+/// Net bytes per provider of a directory holding `n` providers (URLs, invokers, tables,
+/// snapshot and [`InvokerSet`] metadata), the URLs excluded.
+fn directory_bytes_per_provider(n: usize) -> f64 {
+    let urls: Vec<Url> = (0..n).map(|i| bench_support::provider(i, BASE_TS + i as u64)).collect();
+    let region = Region::new(GLOBAL);
+    let dir = bench_support::directory_with(&urls);
+    let s = region.change();
+    let net = s.bytes_allocated as f64 - s.bytes_deallocated as f64 + s.bytes_reallocated as f64;
+    drop(black_box(dir));
+    net / n as f64
+}
+
+/// Runs the benchmarks and prints the report.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let budget = if a.quick { Duration::from_millis(60) } else { Duration::from_millis(400) };
+    let calls = calls();
+    let mut selects = Vec::new();
+    for n in SELECT_SIZES {
+        let set = Arc::new(InvokerSet::new(invokers(n)?));
+        for name in loadbalance::NAMES {
+            selects.push(measure_select(name, &set, &calls, budget));
+        }
+    }
+    let mut applies = Vec::new();
+    for n in APPLY_SIZES {
+        let (one, rebuild) = bench_support::apply_timings(n);
+        applies.push((n, one, rebuild));
+    }
+    let url_bytes = url_bytes_per_provider(MEMORY_PROVIDERS);
+    let dir_bytes = directory_bytes_per_provider(MEMORY_PROVIDERS);
+
+    if a.json {
+        let doc = json!({
+            "select": selects.iter().map(|r| json!({
+                "lb": r.lb, "invokers": r.invokers,
+                "ns_per_op": round1(r.ns_per_op), "allocs_per_op": r.allocs_per_op,
+            })).collect::<Vec<_>>(),
+            "directory_apply": applies.iter().map(|(n, one, re)| json!({
+                "providers": n, "one_change_us": round1(*one), "rebuild_us": round1(*re),
+            })).collect::<Vec<_>>(),
+            "memory": [{"providers": MEMORY_PROVIDERS, "bytes_per_provider": round1(url_bytes)}],
+        });
+        println!("{}", serde_json::to_string(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("select (one thread; targets: <= 200 ns at 255, <= 1000 ns at 10000, 0 allocations)");
+    println!("{:<18} {:>9} {:>12} {:>14}", "lb", "invokers", "ns/op", "allocs/op");
+    for r in &selects {
+        println!("{:<18} {:>9} {:>12.1} {:>14.4}", r.lb, r.invokers, r.ns_per_op, r.allocs_per_op);
+    }
+    println!();
+    println!("directory apply (targets: one change <= 1000 us at 10k and >= 20x faster than rebuild)");
+    println!("{:>10} {:>16} {:>14} {:>9}", "providers", "one_change_us", "rebuild_us", "speedup");
+    for (n, one, re) in &applies {
+        println!("{n:>10} {one:>16.1} {re:>14.1} {:>8.1}x", re / one.max(1e-9));
+    }
+    println!();
+    println!("memory (target: <= 300 B per provider URL)");
+    println!("{:>10} {:>22} {:>40}", "providers", "bytes/provider URL", "bytes/provider in a directory (no URL)");
+    println!("{MEMORY_PROVIDERS:>10} {url_bytes:>22.1} {dir_bytes:>40.1}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
