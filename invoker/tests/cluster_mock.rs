@@ -267,3 +267,26 @@ fn java_type_names() {
     );
     assert_eq!(JavaType::parse("User"), JavaType::Pojo("User".into()));
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any mock text and return type gives a value or an error, never a panic; a quoted
+        /// text always yields its inside.
+        #[test]
+        fn parse_mock_value_total(mock in ".{0,40}", ty in proptest::sample::select(vec![
+            "", "int", "java.lang.String", "boolean", "char", "double", "java.util.List<int>",
+            "java.util.Set", "java.util.Map", "long[]", "com.foo.User", "java.lang.Object",
+        ])) {
+            let t = (!ty.is_empty()).then(|| JavaType::parse(ty));
+            let _ = parse_mock_value(&mock, t.as_ref());
+            let _ = normalize_mock(Some(&mock));
+            if !mock.contains('"') && ty != "int" && ty != "double" && ty != "boolean" && ty != "char" {
+                let quoted = format!("\"{mock}\"");
+                prop_assert_eq!(parse_mock_value(&quoted, t.as_ref()).unwrap(), json!(mock));
+            }
+        }
+    }
+}

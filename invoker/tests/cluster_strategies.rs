@@ -524,3 +524,29 @@ async fn failover_relists_before_each_retry() {
     assert_eq!((old.calls(), new.calls()), (1, 1));
     assert_eq!(dir.lists.load(std::sync::atomic::Ordering::SeqCst), 2);
 }
+
+mod broadcast_prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// With every provider failing, broadcast stops at the threshold when it is > 0 and
+        /// calls everyone otherwise.
+        #[test]
+        fn all_failing_calls_up_to_the_threshold(n in 1usize..10, percent in -10i64..130) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+            rt.block_on(async {
+                let inv: Vec<_> = (0..n).map(|i| Scripted::new(i, network())).collect();
+                let params = format!("broadcast.fail.percent={percent}");
+                let c = cluster_of(ClusterKind::Broadcast, &params, &inv);
+                prop_assert!(c.invoke(&call()).await.is_err());
+                let eff = broadcast::effective_fail_percent(&consumer(&params));
+                let threshold = broadcast::fail_threshold(n, eff);
+                let expected = if threshold == 0 { n } else { threshold };
+                prop_assert_eq!(total_calls(&inv), expected);
+                Ok(())
+            })?;
+        }
+    }
+}
