@@ -1,6 +1,6 @@
 //! ConsumerContext, Deprecated and Future filters (§11.2–11.4).
 
-#[path = "cluster_support.rs"]
+#[path = "cluster_support/mod.rs"]
 mod support;
 
 use std::collections::BTreeMap;

@@ -1,6 +1,6 @@
 //! Mock (§9): decision, MockInvoker forms, mock:// providers, parse_mock_value.
 
-#[path = "cluster_support.rs"]
+#[path = "cluster_support/mod.rs"]
 mod support;
 
 use std::sync::Arc;

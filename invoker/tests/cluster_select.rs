@@ -1,7 +1,7 @@
 //! `select` / `doSelect` / `reselect` (§8.1): sticky, availablecheck, already-selected
 //! avoidance, next-index fallback, and zero allocations on the hot path.
 
-#[path = "cluster_support.rs"]
+#[path = "cluster_support/mod.rs"]
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! The cluster `select` hot path allocates nothing in steady state (own test binary: the
 //! counting allocator sees the whole process).
 
-#[path = "cluster_support.rs"]
+#[path = "cluster_support/mod.rs"]
 mod support;
 
 use std::alloc::System;

@@ -1,6 +1,6 @@
 //! Cluster strategies (§8.2) over scripted invokers.
 
-#[path = "cluster_support.rs"]
+#[path = "cluster_support/mod.rs"]
 mod support;
 
 use std::sync::Arc;
