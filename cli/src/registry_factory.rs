@@ -2,7 +2,7 @@
 //!
 //! - `zookeeper://` → [`registry_zk::ZookeeperRegistry`]
 //! - `memory://`    → [`registry_core::memory`] (an in-process store; useful with one process)
-//! - `nacos://`     → reserved for the Nacos backend (see the marked arm below)
+//! - `nacos://`     → [`registry_nacos::NacosRegistry`] (one probe request checks reachability)
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,9 +21,16 @@ REGISTRY URLS:
       enable-empty-protection=true  never report an empty providers list
       user:pass@                 digest ACL auth; created nodes get CREATOR_ALL_ACL
   memory://NAME                  in-process registry (same process only)
-  nacos://host:port[?namespace=..&group=..]  Nacos (when built with the Nacos backend)
+  nacos://[user:pass@]host:port[?param=value&...]
+      backup=h2:p2,h3:p3         more servers (requests fail over)
+      namespace=ID               Nacos namespace (default public)
+      group=DEFAULT_GROUP        Nacos group of the service names
+      username=..&password=..    open-API credentials (or user:pass@)
+      nacos.poll-interval=MS     instance-list polling period (default 1000)
+      nacos.scan-interval=MS     re-scan period of wildcard subscriptions (default 30000)
 
-SERVICE is an interface name (then --group/--version default to * = all) or a full
+SERVICE is an interface name (then --group/--version default to * = all; check=true, so a
+failing subscribe is an error) or a full
 consumer:// URL (used as given; --group/--version/--category override its params).";
 
 /// Connects to `registry`, failing with a clear error within `timeout`.
@@ -45,8 +52,22 @@ pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dy
             Some("memory") => {
                 registry_core::memory::connect(&url).map_err(|e| anyhow!("cannot open {url}: {e}"))
             }
-            // NACOS: the Nacos helper wires `registry_nacos` in here.
-            Some("nacos") => bail!("nacos:// is not available in this build of the CLI yet"),
+            Some("nacos") => {
+                let url = if url.has_param("nacos.request-timeout") {
+                    url.clone()
+                } else {
+                    url.with_param("nacos.request-timeout", &timeout.as_millis().to_string())
+                };
+                let r = registry_nacos::nacos_registry(&url)
+                    .map_err(|e| anyhow!("invalid nacos registry URL {url}: {e}"))?;
+                // One request now, so a wrong address or password fails here, clearly.
+                r.backend()
+                    .client()
+                    .probe()
+                    .await
+                    .map_err(|e| anyhow!("cannot reach {url}: {e}"))?;
+                Ok(Arc::new(r) as Arc<dyn Registry>)
+            }
             Some(p) => bail!("unsupported registry protocol {p:?} (zookeeper, memory, nacos)"),
             None => bail!("registry URL without protocol: {registry:?}"),
         }
@@ -74,7 +95,7 @@ pub fn consumer_url(
             .path(service)
             .param("interface", service)
             .param("side", "consumer")
-            .param("check", "false")
+            .param("check", "true")
             .param("category", "providers,configurators,routers")
             .param("group", group.unwrap_or("*"))
             .param("version", version.unwrap_or("*"))

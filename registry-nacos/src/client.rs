@@ -215,6 +215,20 @@ impl NacosClient {
             .await
     }
 
+    /// One cheap authenticated request (`service/list`, one name) to check that a server is
+    /// reachable and accepts the credentials and namespace.
+    pub async fn probe(&self) -> Result<(), NacosError> {
+        let q = [
+            ("pageNo", "1"),
+            ("pageSize", "1"),
+            ("groupName", self.group.as_str()),
+            ("namespaceId", self.namespace.as_str()),
+        ];
+        self.call("service/list", Method::GET, SERVICES_PATH, &q, None)
+            .await
+            .map(drop)
+    }
+
     /// Every service name of the group (`service/list`, paged by `page_size`).
     pub async fn list_services(&self, page_size: usize) -> Result<Vec<String>, NacosError> {
         let mut out = Vec::new();
