@@ -3,7 +3,7 @@
 //! per subscribed service. Prints one JSON object.
 //!
 //! ```text
-//! cargo run --release -p registry-nacos --example latency -- \
+//! cargo run --release -p registry-nacos --example nacos_latency -- \
 //!     [--addr 127.0.0.1:8848] [--changes 200] [--poll-interval 1000] [--services 5] [--idle-secs 10]
 //! ```
 
