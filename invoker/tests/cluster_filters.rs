@@ -227,3 +227,45 @@ async fn layers_compose_outermost_first() {
     assert_eq!(rec.calls.load(Ordering::SeqCst), 1);
     assert_eq!(chain.url(), &rec.url);
 }
+
+#[tokio::test]
+async fn join_with_puts_cluster_layers_between_mock_and_strategy() {
+    use invoker::cluster::{self, ClusterOptions};
+    let rec = recorder("dubbo://10.0.0.1:20880/demo.Service");
+    let dir = Arc::new(invoker::directory::static_directory::StaticDirectory::new(
+        Url::parse("consumer://127.0.0.1/demo.Service?application=shop&m2.mock=force:return 7")
+            .unwrap(),
+        vec![rec.clone() as SharedInvoker],
+    ));
+    let thrown = Arc::new(AtomicUsize::new(0));
+    let t = thrown.clone();
+    let layers: Vec<Arc<dyn InvokerLayer>> = vec![
+        Arc::new(ConsumerContextLayer),
+        Arc::new(FutureLayer::new().on_invoke(
+            "m2",
+            Arc::new(move |_i: &Invocation| {
+                t.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }),
+        )),
+    ];
+    let c = cluster::join_with(
+        dir,
+        ClusterOptions {
+            layers,
+            ..ClusterOptions::default()
+        },
+    );
+    c.invoke(&Invocation::new("m")).await.unwrap();
+    let seen = rec.seen.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        seen.get("remote.application").map(String::as_str),
+        Some("shop")
+    );
+    // A forced mock answers before the cluster filters run.
+    assert_eq!(
+        c.invoke(&Invocation::new("m2")).await.unwrap().value,
+        json!(7)
+    );
+    assert_eq!(thrown.load(Ordering::SeqCst), 0);
+}

@@ -3,7 +3,8 @@
 //! (default `failover`).
 //!
 //! Entry point: [`join`] (or [`join_with`]) returns a [`MockClusterInvoker`] wrapping the
-//! strategy, exactly like Dubbo's `cluster.join(directory, true)`.
+//! cluster-level filters ([`ClusterOptions::layers`]) wrapping the strategy, exactly like
+//! Dubbo's `cluster.join(directory, true)`.
 //!
 //! | name | behaviour |
 //! |---|---|
@@ -35,6 +36,7 @@ pub use self::core::ClusterCore;
 use self::failback::Failback;
 pub use self::failback::FailbackOptions;
 use crate::directory::Directory;
+use crate::filter::{apply_layers, InvokerLayer};
 use crate::loadbalance::LoadBalance;
 use crate::mock::{MockClusterInvoker, MockRegistry};
 use crate::rpc::{Invocation, Invoker, RpcResult, SharedInvoker};
@@ -119,6 +121,11 @@ pub struct ClusterOptions {
     /// Where impl mocks and mock exception classes are looked up; `None` = the process-wide
     /// [`MockRegistry::global`].
     pub mock_registry: Option<Arc<MockRegistry>>,
+    /// Cluster-level filters (Dubbo's `ClusterFilter`s, e.g.
+    /// [`ConsumerContextLayer`](crate::filter::consumer_context::ConsumerContextLayer) and
+    /// [`FutureLayer`](crate::filter::future::FutureLayer)), first = outermost. [`join_with`]
+    /// puts them between the mock wrapper and the strategy, as Dubbo does. Empty by default.
+    pub layers: Vec<Arc<dyn InvokerLayer>>,
 }
 
 impl Default for ClusterOptions {
@@ -129,6 +136,7 @@ impl Default for ClusterOptions {
             reselect_count: self::core::DEFAULT_RESELECT_COUNT,
             failback: FailbackOptions::default(),
             mock_registry: None,
+            layers: Vec::new(),
         }
     }
 }
@@ -145,8 +153,10 @@ pub fn join_with(directory: Arc<dyn Directory>, options: ClusterOptions) -> Shar
         .mock_registry
         .clone()
         .unwrap_or_else(MockRegistry::global);
+    let layers = options.layers.clone();
     let cluster: SharedInvoker = Arc::new(ClusterInvoker::new(directory.clone(), options));
-    Arc::new(MockClusterInvoker::new(directory, cluster, registry))
+    let filtered = apply_layers(cluster, &layers);
+    Arc::new(MockClusterInvoker::new(directory, filtered, registry))
 }
 
 /// A cluster strategy over a directory, without the mock wrapper.
