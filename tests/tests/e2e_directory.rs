@@ -5,6 +5,8 @@
 //! round robin over equal weights), and that a removed provider gets no call once the
 //! directory published the snapshot without it (and its invoker is destroyed).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
