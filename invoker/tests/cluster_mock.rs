@@ -266,6 +266,10 @@ fn java_type_names() {
         JavaType::Map
     );
     assert_eq!(JavaType::parse("User"), JavaType::Pojo("User".into()));
+    assert_eq!(
+        JavaType::parse("java.util.concurrent.CompletableFuture<java.lang.String>"),
+        JavaType::Str
+    );
 }
 
 mod props {

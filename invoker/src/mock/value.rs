@@ -38,7 +38,7 @@ pub enum JavaType {
 
 impl JavaType {
     /// Maps a Java type name (`int`, `java.lang.String`, `String`, `java.util.List<User>`,
-    /// `long[]`, `com.foo.User`) to a [`JavaType`].
+    /// `long[]`, `com.foo.User`) to a [`JavaType`]. `CompletableFuture<T>` maps to `T`.
     pub fn parse(name: &str) -> JavaType {
         let name = name.trim();
         if let Some(elem) = name.strip_suffix("[]") {
@@ -54,6 +54,16 @@ impl JavaType {
             }
             None => (name, None),
         };
+        // Async methods: Dubbo's return types are those of the future's value.
+        if matches!(
+            base,
+            "java.util.concurrent.CompletableFuture"
+                | "CompletableFuture"
+                | "java.util.concurrent.Future"
+                | "java.util.concurrent.CompletionStage"
+        ) {
+            return generic.map_or(JavaType::Object, JavaType::parse);
+        }
         let elem = || generic.map(|g| Box::new(JavaType::parse(g)));
         let simple = base
             .strip_prefix("java.lang.")
