@@ -336,3 +336,57 @@ async fn zk_digest_auth_creates_creator_only_nodes() {
     w.until("own provider", T, |w| w.addresses("providers").len() == 1)
         .await;
 }
+
+/// The server's persistent watches by path (`wchp` four-letter word).
+async fn server_watches(addr: &str) -> String {
+    let addr = addr.to_owned();
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&addr).expect("4lw connect");
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        s.write_all(b"wchp").unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zk_dropping_subscription_or_registry_stops_its_watches() {
+    let Some(env) = Env::new("zk_drop_watches") else {
+        return;
+    };
+    let iface = "org.zk.DropWatches";
+    let path = env.providers_path(iface);
+    let r = env.registry().await;
+    let sub = r.subscribe(&consumer(iface)).await.unwrap();
+    tests::eventually("server watch on the providers path", T, || async {
+        server_watches(&env.addr)
+            .await
+            .contains(&path)
+            .then_some(())
+    })
+    .await;
+    drop(sub);
+    tests::eventually(
+        "watch removed after the subscription is dropped",
+        T,
+        || async { (!server_watches(&env.addr).await.contains(&path)).then_some(()) },
+    )
+    .await;
+    let _sub = r.subscribe(&consumer(iface)).await.unwrap();
+    tests::eventually("watch again", T, || async {
+        server_watches(&env.addr)
+            .await
+            .contains(&path)
+            .then_some(())
+    })
+    .await;
+    drop(r);
+    tests::eventually("watch removed after the registry is dropped", T, || async {
+        (!server_watches(&env.addr).await.contains(&path)).then_some(())
+    })
+    .await;
+}
