@@ -138,6 +138,7 @@ impl RegistryDirectory {
 
     /// Registers the consumer (unless `register` is off or the interface is `*`), subscribes
     /// to providers, configurators and routers of `consumer`, and follows the subscription.
+    /// Returns once the first providers list was applied, or after `ready_timeout`.
     ///
     /// Errors: the registry refused the registration or subscription (only with
     /// `check=true`, see [`Registry`]); called outside a tokio runtime.
@@ -167,9 +168,15 @@ impl RegistryDirectory {
                 return Err(registry_error(e));
             }
         };
+        let ready_timeout = options.ready_timeout;
         let dir = Self::from_subscription(subscription, registry.url().clone(), factory, options)?;
         if let Some(url) = registered {
             *dir.registration.lock() = Some((registry, url));
+        }
+        // Like Dubbo's synchronous subscribe: the reference starts with the first list
+        // (bounded; a registry that is down leaves the directory waiting, not failing).
+        if !dir.wait_ready_for(ready_timeout).await {
+            tracing::warn!(consumer = %dir.consumer, ?ready_timeout, "no provider list yet; the directory keeps waiting in the background");
         }
         Ok(dir)
     }

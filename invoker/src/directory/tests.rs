@@ -463,3 +463,39 @@ mod property {
         }
     }
 }
+
+#[tokio::test]
+async fn subscribe_registers_the_consumer_and_returns_ready() {
+    use registry_core::{MemoryRegistry, Registry};
+    let store = MemoryRegistry::new();
+    let provider_side = store.handle();
+    provider_side.register(&p("1.1.1.1:1", "")).await.unwrap();
+    let f = Arc::new(RecordingFactory::default());
+    let reg: Arc<dyn Registry> = Arc::new(store.handle());
+    let d = RegistryDirectory::subscribe(reg, consumer(""), f, DirectoryOptions::default()).await.unwrap();
+    assert!(d.is_ready(), "subscribe returns after the first list");
+    assert_eq!(hosts(&d, &call()), ["1.1.1.1:1"]);
+    let registered = d.registered_consumer_url().unwrap();
+    assert_eq!(registered.param("category"), Some("consumers"));
+    assert_eq!(registered.param("check"), Some("false"));
+    let seen = provider_side.lookup(&consumer("category=consumers")).await.unwrap();
+    assert!(seen.iter().any(|u| u.param("category") == Some("consumers")), "{seen:?}");
+    // Destroy unregisters it (in the background).
+    d.destroy();
+    let mut gone = false;
+    for _ in 0..200 {
+        let seen = provider_side.lookup(&consumer("category=consumers")).await.unwrap();
+        if !seen.iter().any(|u| u.param("category") == Some("consumers")) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(gone, "consumer URL still registered after destroy");
+    // Interface `*` is never registered.
+    let any = u("consumer://10.9.9.9/*?interface=*&side=consumer");
+    let d2 = RegistryDirectory::subscribe(Arc::new(store.handle()), any, Arc::new(RecordingFactory::default()), DirectoryOptions::default())
+        .await
+        .unwrap();
+    assert!(d2.registered_consumer_url().is_none());
+}
