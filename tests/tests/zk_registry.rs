@@ -312,7 +312,12 @@ async fn zk_digest_auth_creates_creator_only_nodes() {
     let p = provider_url(iface, 20001, "");
     r.register(&p).await.unwrap();
     let raw = env.raw().await;
-    let (acls, _) = raw.get_acl(&env.providers_path(iface)).await.unwrap();
+    let owner = Client::connector()
+        .with_auth("digest", b"bob:s3cret")
+        .connect(&env.addr)
+        .await
+        .unwrap();
+    let (acls, _) = owner.get_acl(&env.providers_path(iface)).await.unwrap();
     assert!(
         acls.iter()
             .all(|a| a.scheme() == "digest" && a.id().starts_with("bob:")),
