@@ -281,22 +281,44 @@ impl InvokerSet {
     }
 
     /// Like [`InvokerSet::new`], but reuses the metadata of invokers (same `Arc`) that are
-    /// also in `previous`: O(n) pointer hashing instead of re-reading every URL.
+    /// also in `previous`. Lists that mostly keep their order (the usual notify: a few
+    /// providers added, removed or replaced) are matched by a cursor walk, O(n) pointer
+    /// comparisons; heavily reordered lists fall back to a pointer-keyed map.
     pub fn new_reusing(invokers: Vec<SharedInvoker>, previous: &InvokerSet) -> Self {
-        let old: FxHashMap<*const (), &Arc<InvokerMeta>> = previous
-            .invokers
-            .iter()
-            .zip(previous.meta.iter())
-            .map(|(i, m)| (Arc::as_ptr(i).cast::<()>(), m))
-            .collect();
-        let meta = invokers
-            .iter()
-            .map(|i| match old.get(&Arc::as_ptr(i).cast::<()>()) {
+        const MAX_CURSOR_MISSES: usize = 64;
+        let ptr = |i: &SharedInvoker| Arc::as_ptr(i).cast::<()>();
+        let old = &previous.invokers;
+        let mut meta = Vec::with_capacity(invokers.len());
+        let mut j = 0usize;
+        let mut misses = 0usize;
+        let mut map: Option<FxHashMap<*const (), usize>> = None;
+        for inv in &invokers {
+            let p = ptr(inv);
+            // Same position, or a few removed before it.
+            let found = (j..old.len().min(j + 4)).find(|&k| ptr(&old[k]) == p);
+            let idx = match found {
+                Some(k) => {
+                    j = k + 1;
+                    Some(k)
+                }
+                None => {
+                    misses += 1;
+                    if misses > MAX_CURSOR_MISSES {
+                        let m = map.get_or_insert_with(|| {
+                            old.iter().enumerate().map(|(k, i)| (ptr(i), k)).collect()
+                        });
+                        m.get(&p).copied()
+                    } else {
+                        None
+                    }
+                }
+            };
+            meta.push(match idx.and_then(|k| previous.meta.get(k)) {
                 Some(m) => Arc::clone(m),
-                None => Arc::new(InvokerMeta::from_url(i.url())),
-            })
-            .collect();
-        InvokerSet::with_meta(invokers.into_boxed_slice(), meta)
+                None => Arc::new(InvokerMeta::from_url(inv.url())),
+            });
+        }
+        InvokerSet::with_meta(invokers.into_boxed_slice(), meta.into_boxed_slice())
     }
 
     /// The invokers at `indices` (in that order), reusing their metadata: the candidate list

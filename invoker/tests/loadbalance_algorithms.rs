@@ -357,3 +357,33 @@ mod props {
         }
     }
 }
+
+#[test]
+fn new_reusing_keeps_metadata_of_unchanged_invokers() {
+    let s = weighted("reuse", &[1, 2, 3, 4, 5, 6]);
+    // One replaced, one removed: every other invoker keeps its metadata object.
+    let mut list = s.invokers().to_vec();
+    list.remove(1);
+    list[2] = inv("test://reuse-new:9/DemoService?weight=7");
+    let again = InvokerSet::new_reusing(list.clone(), &s);
+    for (k, i) in list.iter().enumerate() {
+        match s.invokers().iter().position(|o| Arc::ptr_eq(o, i)) {
+            Some(o) => assert!(Arc::ptr_eq(&again.meta()[k], &s.meta()[o]), "meta of {k} reused"),
+            None => assert_eq!(again.meta()[k].configured_weight("m"), 7),
+        }
+    }
+    // Reordered lists: metadata equal in content (reused through the pointer map once the
+    // cursor gives up).
+    for n in [6usize, 300] {
+        let big = weighted(&format!("reuse-{n}"), &(1..=n as i64).collect::<Vec<_>>());
+        let mut shuffled = big.invokers().to_vec();
+        shuffled.reverse();
+        let r = InvokerSet::new_reusing(shuffled.clone(), &big);
+        for (k, i) in shuffled.iter().enumerate() {
+            let o = big.invokers().iter().position(|x| Arc::ptr_eq(x, i)).unwrap();
+            assert_eq!(r.meta()[k].identity(), big.meta()[o].identity());
+            assert_eq!(r.meta()[k].configured_weight("m"), big.meta()[o].configured_weight("m"));
+        }
+        assert_eq!(r.content_hash(), InvokerSet::new(shuffled).content_hash());
+    }
+}

@@ -1,14 +1,16 @@
 //! `roundrobin` (§10.2): smooth weighted round robin, state per `serviceKey.method` and per
 //! invoker identity.
 
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 
-use super::{with_weights, Clock, KeyedCache, LoadBalance};
+use super::{with_weights, Clock, KeyedCache, LoadBalance, WeightView};
 use crate::invoker_set::InvokerSet;
 use crate::rpc::Invocation;
 
@@ -28,6 +30,90 @@ struct Wrr {
 struct Aligned {
     content_hash: u64,
     entries: Box<[Arc<Wrr>]>,
+    /// Equal-weight mode is holding the currents (the `Wrr` atomics are stale).
+    heap_active: AtomicBool,
+    heap: Mutex<EqualWeights>,
+}
+
+/// Equal-weight mode. When every weight is the same `w`, each pick adds `w` to every current,
+/// which does not change their order: smooth WRR reduces to "take the greatest current
+/// (earliest on ties), subtract `n*w`". Currents are kept as `offset + picks*w` in a max-heap:
+/// O(log n) per pick instead of O(n), same sequence.
+#[derive(Debug, Default)]
+struct EqualWeights {
+    weight: i64,
+    picks: i64,
+    offsets: Vec<i64>,
+    heap: BinaryHeap<(i64, Reverse<u32>)>,
+}
+
+/// Rebase the heap's offsets after this many picks (keeps `picks * w` far from overflow).
+const REBASE_PICKS: i64 = 1 << 20;
+
+impl Aligned {
+    /// Writes the heap's currents back into the atomics and leaves equal-weight mode.
+    fn materialize(&self, now: i64) {
+        let mut h = self.heap.lock();
+        if !self.heap_active.load(Ordering::Acquire) {
+            return;
+        }
+        for (e, off) in self.entries.iter().zip(&h.offsets) {
+            e.current.store(off + h.picks * h.weight, Ordering::Relaxed);
+            e.last_update.store(now, Ordering::Relaxed);
+        }
+        h.heap.clear();
+        h.offsets.clear();
+        self.heap_active.store(false, Ordering::Release);
+    }
+
+    /// One pick in equal-weight mode (weight `w` for all).
+    fn pick_equal(&self, w: i64) -> usize {
+        let mut h = self.heap.lock();
+        let n = i64::try_from(self.entries.len()).unwrap_or(i64::MAX);
+        if !self.heap_active.load(Ordering::Acquire) || h.weight != w {
+            if self.heap_active.load(Ordering::Acquire) {
+                // Weight changed for everyone: Dubbo resets every current to 0.
+                h.offsets.iter_mut().for_each(|o| *o = 0);
+            } else {
+                h.offsets.clear();
+                for e in self.entries.iter() {
+                    if e.weight.load(Ordering::Relaxed) != w {
+                        e.weight.store(w, Ordering::Relaxed);
+                        e.current.store(0, Ordering::Relaxed);
+                    }
+                    h.offsets.push(e.current.load(Ordering::Relaxed));
+                }
+            }
+            h.weight = w;
+            h.picks = 0;
+            let heap = h
+                .offsets
+                .iter()
+                .enumerate()
+                .map(|(i, &o)| (o, Reverse(u32::try_from(i).unwrap_or(u32::MAX))))
+                .collect();
+            h.heap = heap;
+            self.heap_active.store(true, Ordering::Release);
+        }
+        if h.picks >= REBASE_PICKS {
+            let shift = h.picks * h.weight;
+            h.offsets.iter_mut().for_each(|o| *o += shift);
+            let heap = std::mem::take(&mut h.heap);
+            h.heap = heap.into_iter().map(|(o, i)| (o + shift, i)).collect();
+            h.picks = 0;
+        }
+        h.picks += 1;
+        let picked = {
+            let Some(mut top) = h.heap.peek_mut() else { return 0 };
+            let i = top.1 .0;
+            top.0 -= n * w;
+            i as usize
+        };
+        if let Some(o) = h.offsets.get_mut(picked) {
+            *o -= n * w;
+        }
+        picked
+    }
 }
 
 /// State of one `serviceKey.method`.
@@ -48,6 +134,7 @@ impl State {
         if cur.content_hash == set.content_hash() && cur.entries.len() == set.len() {
             return cur;
         }
+        cur.materialize(now);
         let entries: Box<[Arc<Wrr>]> = set
             .meta()
             .iter()
@@ -65,16 +152,23 @@ impl State {
             .collect();
         self.map_len.store(map.len(), Ordering::Relaxed);
         self.next_recycle.store(i64::MIN, Ordering::Relaxed);
-        let a = Arc::new(Aligned { content_hash: set.content_hash(), entries });
+        let a = Arc::new(Aligned { content_hash: set.content_hash(), entries, ..Aligned::default() });
         self.aligned.store(a.clone());
         a
     }
 
     /// Purges entries older than the recycle period (only while sizes differ; checked at most
     /// when the oldest stale entry can have expired).
-    fn recycle(&self, n: usize, now: i64) {
+    fn recycle(&self, aligned: &Aligned, n: usize, now: i64) {
         if self.map_len.load(Ordering::Relaxed) == n || now < self.next_recycle.load(Ordering::Relaxed) {
             return;
+        }
+        if aligned.heap_active.load(Ordering::Acquire) {
+            // Equal-weight mode does not touch `last_update` per pick: the current set's
+            // entries are in use now.
+            for e in aligned.entries.iter() {
+                e.last_update.store(now, Ordering::Relaxed);
+            }
         }
         let mut map = self.by_identity.lock();
         map.retain(|_, w| now - w.last_update.load(Ordering::Relaxed) <= RECYCLE_PERIOD_MS);
@@ -143,6 +237,15 @@ impl LoadBalance for RoundRobinLoadBalance {
                     &owned
                 };
             let picked = with_weights(set, method, &self.clock, |w| {
+                if let WeightView::Static(sw) = &w {
+                    let first = sw.weights().first().copied().unwrap_or(0);
+                    if sw.all_equal() && first > 0 {
+                        return aligned.pick_equal(i64::from(first));
+                    }
+                }
+                if aligned.heap_active.load(Ordering::Acquire) {
+                    aligned.materialize(now);
+                }
                 let (mut max, mut picked, mut total) = (i64::MIN, 0usize, 0i64);
                 for (i, e) in aligned.entries.iter().enumerate() {
                     let weight = i64::from(w.get(i));
@@ -163,7 +266,7 @@ impl LoadBalance for RoundRobinLoadBalance {
                 }
                 picked
             });
-            st.recycle(n, now);
+            st.recycle(aligned, n, now);
             picked
         });
         Some(picked)
