@@ -146,8 +146,10 @@ impl RegistryDirectory {
         registry: Arc<dyn Registry>,
         consumer: Url,
         factory: Arc<dyn InvokerFactory>,
-        options: DirectoryOptions,
+        mut options: DirectoryOptions,
     ) -> Result<Arc<Self>, RpcError> {
+        // Registry-level opt-in, as Dubbo's `enable-empty-protection` registry parameter.
+        options.empty_protection |= registry.url().param_bool("enable-empty-protection", false);
         let mut registered = None;
         if options.register && consumer.service_interface() != Some(ANY) {
             let url = consumer.with_params([("category", "consumers"), ("check", "false")]);
