@@ -787,35 +787,49 @@ fn error_matches(method: &str, expected: &str, e: &RpcError) -> Outcome {
 
 // ----- filters -----
 
+/// Runs the Deprecated filter: the vector's call three times (or its `calls` sequence, each
+/// with an optional own `invoker_url`), through one layer with its own "logged" set.
 async fn deprecated_filter(v: &Value) -> Outcome {
-    let Some(url) = s(v, "invoker_url").and_then(|u| Url::parse(u).ok()) else {
-        return Outcome::Fail("bad invoker_url".into());
-    };
     // Dubbo's test invoker serves DemoService; the URL's path is only "test".
     let iface = s(v, "interface").unwrap_or("org.apache.dubbo.rpc.support.DemoService");
-    let url = url.with_param("interface", iface);
-    let inner: SharedInvoker = scripted(
-        0,
-        &serde_json::json!({"url": url.to_full_string(), "returns": "ok"}),
-        "test",
-    );
     let logged = Arc::new(parking_lot_free::Log::default());
     let sink = logged.clone();
     let layer = DeprecatedLayer::isolated().with_observer(Arc::new(move |m: &str| sink.push(m)));
-    let invoker = layer.layer(inner);
-    let types: Vec<String> = v
-        .get("parameter_types")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    let args = vec![Value::Null; types.len()];
-    let inv = Invocation::new(s(v, "method").unwrap_or("echo")).with_arguments(types, args);
-    for _ in 0..3 {
+    let calls: Vec<Value> = match v.get("calls").and_then(Value::as_array) {
+        Some(c) => c.clone(),
+        None => vec![Value::Null; 3],
+    };
+    let mut saw_plain_before_deprecated = false;
+    let mut saw_plain = false;
+    for call in &calls {
+        let url_text = s(call, "invoker_url").or_else(|| s(v, "invoker_url"));
+        let Some(url) = url_text.and_then(|u| Url::parse(u).ok()) else {
+            return Outcome::Fail("bad invoker_url".into());
+        };
+        let url = url.with_param("interface", iface);
+        let method = s(call, "method")
+            .or_else(|| s(v, "method"))
+            .unwrap_or("echo");
+        if url.method_param_bool(method, "deprecated", false) {
+            saw_plain_before_deprecated |= saw_plain;
+        } else {
+            saw_plain = true;
+        }
+        let spec = serde_json::json!({"url": url.to_full_string(), "returns": "ok"});
+        let invoker = layer.layer(scripted(0, &spec, "test"));
+        let types: Vec<String> = call
+            .get("parameter_types")
+            .or_else(|| v.get("parameter_types"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let args = vec![Value::Null; types.len()];
+        let inv = Invocation::new(method.to_owned()).with_arguments(types, args);
         if let Err(e) = invoker.invoke(&inv).await {
             return Outcome::Fail(format!("call failed: {e}"));
         }
@@ -824,14 +838,21 @@ async fn deprecated_filter(v: &Value) -> Outcome {
     let msgs = logged.all();
     let mut checks = Vec::new();
     if let Some(n) = exp.get("error_log_count").and_then(Value::as_u64) {
-        checks.push(expect_eq("error logs after 3 calls", n, msgs.len() as u64));
+        checks.push(expect_eq("error logs", n, msgs.len() as u64));
     }
     if let Some(m) = exp.get("message_contains").and_then(Value::as_str) {
         checks.push(Outcome::check(msgs.iter().any(|x| x.contains(m)), || {
             format!("no log contains {m:?}: {msgs:?}")
         }));
     }
-    all(checks)
+    let outcome = all(checks);
+    if outcome != Outcome::Pass && saw_plain_before_deprecated {
+        return Outcome::Diverge {
+            rule: "deprecated-filter-marks-only-deprecated",
+            detail: format!("a call before the deprecation did not mark the key; logged {msgs:?}"),
+        };
+    }
+    outcome
 }
 
 async fn future_filter(v: &Value) -> Outcome {
