@@ -276,7 +276,15 @@ impl RegistryDirectory {
         }
         let mut routers_changed = false;
         if !routers.is_empty() {
-            st.router_urls = routers.iter().filter(|u| !is_empty_url(u)).cloned().collect();
+            // `router=<type>` names the router protocol (Dubbo's toRouters).
+            st.router_urls = routers
+                .iter()
+                .filter(|u| !is_empty_url(u))
+                .map(|u| match u.param("router").filter(|t| !t.is_empty()) {
+                    Some(t) => u.with_protocol(t),
+                    None => u.clone(),
+                })
+                .collect();
             st.dynamic_routers = match &self.options.router_factory {
                 Some(f) => st.router_urls.iter().filter_map(|u| f.router(u)).collect(),
                 None => Vec::new(),

@@ -214,8 +214,12 @@ fn routers_notification_keeps_providers() {
     d.notify(&[u("empty://127.0.0.1/?category=routers")]);
     assert!(d.is_available());
     assert_eq!(f.referred(), 1);
-    d.notify(&[u(&format!("route://0.0.0.0/{S}?category=routers&rule=x"))]);
+    d.notify(&[u(&format!("route://0.0.0.0/{S}?category=routers&router=condition&rule=x"))]);
     assert_eq!(d.router_urls().len(), 1);
+    assert_eq!(d.router_urls()[0].protocol(), Some("condition"));
+    // A batch of only empty:// clears the dynamic routers.
+    d.notify(&[u("empty://127.0.0.1/?category=routers")]);
+    assert!(d.router_urls().is_empty());
     assert_eq!(d.list(&call()).unwrap().len(), 1);
 }
 
@@ -498,4 +502,26 @@ async fn subscribe_registers_the_consumer_and_returns_ready() {
         .await
         .unwrap();
     assert!(d2.registered_consumer_url().is_none());
+}
+
+#[derive(Debug)]
+struct OddPortsFactory;
+
+impl crate::router::RouterFactory for OddPortsFactory {
+    fn router(&self, url: &Url) -> Option<Arc<dyn Router>> {
+        (url.param("rule") == Some("odd")).then(|| Arc::new(OddPortsOnly) as Arc<dyn Router>)
+    }
+}
+
+#[test]
+fn dynamic_routers_from_router_urls_rebuild_the_snapshot() {
+    let opts = DirectoryOptions { router_factory: Some(Arc::new(OddPortsFactory)), ..DirectoryOptions::default() };
+    let (d, f) = dir_with(consumer(""), opts);
+    d.notify(&[p("1.1.1.1:1", ""), p("1.1.1.1:2", "")]);
+    assert_eq!(hosts(&d, &call()).len(), 2);
+    d.notify(&[u(&format!("route://0.0.0.0/{S}?category=routers&rule=odd"))]);
+    assert_eq!(hosts(&d, &call()), ["1.1.1.1:1"]);
+    d.notify(&[u(&format!("empty://0.0.0.0/{S}?category=routers"))]);
+    assert_eq!(hosts(&d, &call()).len(), 2);
+    assert_eq!(f.referred(), 2, "routing never re-refers");
 }
