@@ -1,5 +1,7 @@
 //! Cluster `select` on the no-retry path (sticky off, availablecheck on), per balancer.
 
+#![allow(clippy::expect_used)]
+
 use std::sync::Arc;
 
 use async_trait::async_trait;

@@ -1,5 +1,7 @@
 //! ConsumerContext, Deprecated and Future filters (§11.2–11.4).
 
+#![allow(clippy::unwrap_used)]
+
 #[path = "cluster_support/mod.rs"]
 mod support;
 

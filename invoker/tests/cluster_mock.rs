@@ -54,7 +54,7 @@ async fn force_mock_never_calls_providers() {
     let p = Scripted::new(0, ok("real"));
     let c = joined(
         "mock=force:return 42",
-        &[p.clone()],
+        std::slice::from_ref(&p),
         Arc::new(MockRegistry::new()),
     );
     let r = c
@@ -69,19 +69,27 @@ async fn force_mock_never_calls_providers() {
 async fn fail_mock_only_on_non_biz_errors() {
     let reg = Arc::new(MockRegistry::new());
     let p = Scripted::new(0, timeout());
-    let c = joined("mock=fail:return fallback", &[p.clone()], reg.clone());
+    let c = joined(
+        "mock=fail:return fallback",
+        std::slice::from_ref(&p),
+        reg.clone(),
+    );
     assert_eq!(c.invoke(&call("m")).await.unwrap().value, json!("fallback"));
     assert_eq!(p.calls(), 3, "the real cluster (failover) ran first");
 
     let p = Scripted::new(0, biz());
-    let c = joined("mock=fail:return fallback", &[p.clone()], reg.clone());
+    let c = joined(
+        "mock=fail:return fallback",
+        std::slice::from_ref(&p),
+        reg.clone(),
+    );
     assert!(
         c.invoke(&call("m")).await.unwrap_err().is_biz(),
         "biz errors propagate"
     );
 
     let p = Scripted::new(0, ok("real"));
-    let c = joined("mock=return fallback", &[p.clone()], reg);
+    let c = joined("mock=return fallback", std::slice::from_ref(&p), reg);
     assert_eq!(c.invoke(&call("m")).await.unwrap().value, json!("real"));
 }
 
@@ -89,7 +97,7 @@ async fn fail_mock_only_on_non_biz_errors() {
 async fn throw_forms() {
     let reg = Arc::new(MockRegistry::new());
     let p = Scripted::new(0, timeout());
-    let c = joined("mock=force:throw", &[p.clone()], reg.clone());
+    let c = joined("mock=force:throw", std::slice::from_ref(&p), reg.clone());
     let e = c.invoke(&call("m")).await.unwrap_err();
     assert!(!e.is_biz());
     assert!(e
@@ -98,7 +106,7 @@ async fn throw_forms() {
 
     let c = joined(
         "mock=force:throw java.lang.IllegalStateException",
-        &[p.clone()],
+        std::slice::from_ref(&p),
         reg.clone(),
     );
     let e = c.invoke(&call("m")).await.unwrap_err();
@@ -110,7 +118,7 @@ async fn throw_forms() {
 
     let c = joined(
         "mock=force:throw com.foo.NoSuchEx",
-        &[p.clone()],
+        std::slice::from_ref(&p),
         reg.clone(),
     );
     let e = c.invoke(&call("m")).await.unwrap_err();
@@ -138,14 +146,14 @@ async fn impl_mock_by_interface_name_and_by_class() {
         "demo.ServiceMock",
         "force:demo.ServiceMock",
     ] {
-        let c = joined(&format!("mock={m}"), &[p.clone()], reg.clone());
+        let c = joined(&format!("mock={m}"), std::slice::from_ref(&p), reg.clone());
         assert_eq!(
             c.invoke(&call("hi")).await.unwrap().value,
             json!("mocked hi"),
             "{m}"
         );
     }
-    let c = joined("mock=com.missing.Mock", &[p.clone()], reg);
+    let c = joined("mock=com.missing.Mock", std::slice::from_ref(&p), reg);
     let e = c.invoke(&call("hi")).await.unwrap_err();
     assert!(
         e.message

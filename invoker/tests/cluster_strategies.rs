@@ -317,7 +317,7 @@ fn failback_cluster(params: &str, invokers: &[Arc<Scripted>], jitter: f64) -> Cl
 #[tokio::test(start_paused = true)]
 async fn failback_returns_empty_and_retries_in_background_with_backoff() {
     let p = Scripted::new(0, network());
-    let c = failback_cluster("", &[p.clone()], 0.0);
+    let c = failback_cluster("", std::slice::from_ref(&p), 0.0);
     let r = c.invoke(&call()).await.unwrap();
     assert_eq!(r.value, Value::Null);
     assert_eq!(p.calls(), 1);
@@ -356,7 +356,7 @@ async fn failback_retry_excludes_the_last_failed_invoker_and_stops_on_success() 
 #[tokio::test(start_paused = true)]
 async fn failback_bounds_pending_tasks_and_reads_retries() {
     let p = Scripted::new(0, network());
-    let c = failback_cluster("failbacktasks=2", &[p.clone()], 0.1);
+    let c = failback_cluster("failbacktasks=2", std::slice::from_ref(&p), 0.1);
     for _ in 0..5 {
         c.invoke(&call()).await.unwrap();
     }
@@ -367,7 +367,7 @@ async fn failback_bounds_pending_tasks_and_reads_retries() {
     );
 
     let p = Scripted::new(0, network());
-    let c = failback_cluster("retries=0", &[p.clone()], 0.1);
+    let c = failback_cluster("retries=0", std::slice::from_ref(&p), 0.1);
     c.invoke(&call()).await.unwrap();
     assert_eq!(
         c.pending_retries(),
@@ -388,7 +388,7 @@ async fn failback_bounds_pending_tasks_and_reads_retries() {
 #[tokio::test(start_paused = true)]
 async fn failback_tasks_end_when_the_cluster_is_dropped() {
     let p = Scripted::new(0, network());
-    let c = failback_cluster("", &[p.clone()], 0.1);
+    let c = failback_cluster("", std::slice::from_ref(&p), 0.1);
     c.invoke(&call()).await.unwrap();
     drop(c);
     tokio::time::sleep(Duration::from_secs(300)).await;

@@ -1,5 +1,5 @@
 //! Shared helpers for the cluster tests (scripted invokers).
-#![allow(dead_code, missing_docs)]
+#![allow(dead_code, missing_docs, clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
