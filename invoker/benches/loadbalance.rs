@@ -1,6 +1,8 @@
 //! Select cost of every load balancer at 255 and 10,000 invokers.
 //! Run: `cargo bench -p invoker --bench loadbalance` (filter e.g. `-- select/random`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -22,8 +24,10 @@ fn set(n: usize) -> InvokerSet {
 fn select(c: &mut Criterion) {
     let calls: Vec<Invocation> = (0..1024)
         .map(|k| {
-            Invocation::new("sayHello")
-                .with_arguments(vec!["java.lang.String".into()], vec![Value::String(format!("user-{k}"))])
+            Invocation::new("sayHello").with_arguments(
+                vec!["java.lang.String".into()],
+                vec![Value::String(format!("user-{k}"))],
+            )
         })
         .collect();
     let mut g = c.benchmark_group("select");

@@ -195,7 +195,8 @@ impl InvokerMeta {
 
     /// The counters of this invoker identity (created on first use).
     pub fn status(&self) -> &Arc<ServiceStatus> {
-        self.status.get_or_init(|| ServiceStatus::for_identity(&self.identity))
+        self.status
+            .get_or_init(|| ServiceStatus::for_identity(&self.identity))
     }
 }
 
@@ -219,7 +220,12 @@ impl StaticWeights {
             })
             .collect();
         let all_equal = weights.windows(2).all(|p| p[0] == p[1]);
-        StaticWeights { weights, cumulative, total, all_equal }
+        StaticWeights {
+            weights,
+            cumulative,
+            total,
+            all_equal,
+        }
     }
 
     /// Weight per invoker.
@@ -255,8 +261,11 @@ pub struct InvokerSet {
     warm_until: i64,
     warming: AtomicBool,
     method_weights: RwLock<FxHashMap<Box<str>, Arc<StaticWeights>>>,
-    method_statuses: RwLock<FxHashMap<Box<str>, Arc<[Arc<RpcStatus>]>>>,
+    method_statuses: RwLock<FxHashMap<Box<str>, MethodStatuses>>,
 }
+
+/// The counters of every invoker of a set for one method, in list order.
+type MethodStatuses = Arc<[Arc<RpcStatus>]>;
 
 impl fmt::Debug for InvokerSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -276,7 +285,10 @@ impl Default for InvokerSet {
 impl InvokerSet {
     /// Builds the set (and its metadata) from invokers in list order.
     pub fn new(invokers: Vec<SharedInvoker>) -> Self {
-        let meta = invokers.iter().map(|i| Arc::new(InvokerMeta::from_url(i.url()))).collect();
+        let meta = invokers
+            .iter()
+            .map(|i| Arc::new(InvokerMeta::from_url(i.url())))
+            .collect();
         InvokerSet::with_meta(invokers.into_boxed_slice(), meta)
     }
 
@@ -341,15 +353,23 @@ impl InvokerSet {
         for m in meta.iter() {
             h.write_u64(m.identity_hash);
         }
-        let service_key =
-            meta.first().and_then(|m| m.service_key.clone()).unwrap_or_else(|| Arc::from(""));
+        let service_key = meta
+            .first()
+            .and_then(|m| m.service_key.clone())
+            .unwrap_or_else(|| Arc::from(""));
         let service_weights =
             StaticWeights::new(meta.iter().map(|m| m.weight_at("", i64::MAX)).collect());
-        let mut weighted: Vec<Box<str>> =
-            meta.iter().flat_map(|m| m.method_weights.iter().map(|(k, _)| k.clone())).collect();
+        let mut weighted: Vec<Box<str>> = meta
+            .iter()
+            .flat_map(|m| m.method_weights.iter().map(|(k, _)| k.clone()))
+            .collect();
         weighted.sort_unstable();
         weighted.dedup();
-        let warm_until = meta.iter().map(|m| m.warm_until()).max().unwrap_or(i64::MIN);
+        let warm_until = meta
+            .iter()
+            .map(|m| m.warm_until())
+            .max()
+            .unwrap_or(i64::MIN);
         InvokerSet {
             invokers,
             meta,
@@ -422,7 +442,10 @@ impl InvokerSet {
     /// [`InvokerSet::weights_are_static`]). No allocation after the first call per method.
     pub fn with_static_weights<R>(&self, method: &str, f: impl FnOnce(&StaticWeights) -> R) -> R {
         if self.weighted_methods.is_empty()
-            || self.weighted_methods.binary_search_by(|m| (**m).cmp(method)).is_err()
+            || self
+                .weighted_methods
+                .binary_search_by(|m| (**m).cmp(method))
+                .is_err()
         {
             return f(&self.service_weights);
         }
@@ -430,9 +453,15 @@ impl InvokerSet {
             return f(w);
         }
         let w = Arc::new(StaticWeights::new(
-            self.meta.iter().map(|m| m.weight_at(method, i64::MAX)).collect(),
+            self.meta
+                .iter()
+                .map(|m| m.weight_at(method, i64::MAX))
+                .collect(),
         ));
-        self.method_weights.write().entry(Box::from(method)).or_insert(w.clone());
+        self.method_weights
+            .write()
+            .entry(Box::from(method))
+            .or_insert(w.clone());
         f(&w)
     }
 
@@ -451,8 +480,15 @@ impl InvokerSet {
         if let Some(s) = self.method_statuses.read().get(method) {
             return f(s);
         }
-        let s: Arc<[Arc<RpcStatus>]> = self.meta.iter().map(|m| m.status().method(method)).collect();
-        self.method_statuses.write().entry(Box::from(method)).or_insert(s.clone());
+        let s: MethodStatuses = self
+            .meta
+            .iter()
+            .map(|m| m.status().method(method))
+            .collect();
+        self.method_statuses
+            .write()
+            .entry(Box::from(method))
+            .or_insert(s.clone());
         f(&s)
     }
 }
@@ -463,7 +499,13 @@ mod tests {
 
     #[test]
     fn warmup_examples() {
-        for (up, expected) in [(6_000, 1), (12_000, 2), (60_000, 10), (300_000, 50), (306_000, 51)] {
+        for (up, expected) in [
+            (6_000, 1),
+            (12_000, 2),
+            (60_000, 10),
+            (300_000, 50),
+            (306_000, 51),
+        ] {
             assert_eq!(warmup_weight(up, 600_000, 100), expected, "uptime {up}");
         }
         assert_eq!(warmup_weight(594_000, 600_000, 100), 99);
@@ -477,7 +519,10 @@ mod tests {
         let now = 1_000_000_000;
         let m = |s: &str| InvokerMeta::from_url(&Url::parse(s).unwrap());
         assert_eq!(m("dubbo://h:1/S?weight=-5").weight_at("x", now), 0);
-        let ahead = m(&format!("dubbo://h:1/S?weight=50&timestamp={}", now + 60_000));
+        let ahead = m(&format!(
+            "dubbo://h:1/S?weight=50&timestamp={}",
+            now + 60_000
+        ));
         assert_eq!(ahead.weight_at("x", now), 1);
         let warm = m(&format!("dubbo://h:1/S?timestamp={}", now - 60_000));
         assert_eq!(warm.weight_at("x", now), 10);

@@ -116,7 +116,8 @@ impl RpcStatus {
 
     /// Elapsed time of succeeded calls, µs.
     pub fn succeeded_elapsed_us(&self) -> u64 {
-        self.total_elapsed_us().saturating_sub(self.failed_elapsed_us())
+        self.total_elapsed_us()
+            .saturating_sub(self.failed_elapsed_us())
     }
 
     /// The longest call, µs.
@@ -136,12 +137,9 @@ impl RpcStatus {
 
     /// Average elapsed time of finished calls, µs (0 when none).
     pub fn average_elapsed_us(&self) -> u64 {
-        let t = self.total();
-        if t == 0 {
-            0
-        } else {
-            self.total_elapsed_us() / t
-        }
+        self.total_elapsed_us()
+            .checked_div(self.total())
+            .unwrap_or(0)
     }
 
     /// Atomic admission (Dubbo's `beginCount(url, m, max)`): increments `active` unless that
@@ -162,27 +160,33 @@ impl RpcStatus {
     /// Increments `active` unconditionally (saturating); the service-level counterpart of
     /// [`RpcStatus::try_acquire`].
     fn acquire(&self) {
-        let _ = self.active.fetch_update(Ordering::AcqRel, Ordering::Acquire, |a| {
-            if a == i32::MAX {
-                None
-            } else {
-                Some(a + 1)
-            }
-        });
+        let _ = self
+            .active
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |a| {
+                if a == i32::MAX {
+                    None
+                } else {
+                    Some(a + 1)
+                }
+            });
     }
 
     /// Dubbo's `endCount`: active--, total++, elapsed statistics.
     fn end(&self, elapsed_us: u64, succeeded: bool) {
         self.active.fetch_sub(1, Ordering::AcqRel);
         self.total.fetch_add(1, Ordering::Relaxed);
-        self.total_elapsed_us.fetch_add(elapsed_us, Ordering::Relaxed);
+        self.total_elapsed_us
+            .fetch_add(elapsed_us, Ordering::Relaxed);
         self.max_elapsed_us.fetch_max(elapsed_us, Ordering::Relaxed);
         if succeeded {
-            self.succeeded_max_elapsed_us.fetch_max(elapsed_us, Ordering::Relaxed);
+            self.succeeded_max_elapsed_us
+                .fetch_max(elapsed_us, Ordering::Relaxed);
         } else {
             self.failed.fetch_add(1, Ordering::Relaxed);
-            self.failed_elapsed_us.fetch_add(elapsed_us, Ordering::Relaxed);
-            self.failed_max_elapsed_us.fetch_max(elapsed_us, Ordering::Relaxed);
+            self.failed_elapsed_us
+                .fetch_add(elapsed_us, Ordering::Relaxed);
+            self.failed_max_elapsed_us
+                .fetch_max(elapsed_us, Ordering::Relaxed);
         }
     }
 
@@ -190,14 +194,18 @@ impl RpcStatus {
     /// not touched.
     pub fn record(&self, elapsed_us: u64, succeeded: bool) {
         self.total.fetch_add(1, Ordering::Relaxed);
-        self.total_elapsed_us.fetch_add(elapsed_us, Ordering::Relaxed);
+        self.total_elapsed_us
+            .fetch_add(elapsed_us, Ordering::Relaxed);
         self.max_elapsed_us.fetch_max(elapsed_us, Ordering::Relaxed);
         if succeeded {
-            self.succeeded_max_elapsed_us.fetch_max(elapsed_us, Ordering::Relaxed);
+            self.succeeded_max_elapsed_us
+                .fetch_max(elapsed_us, Ordering::Relaxed);
         } else {
             self.failed.fetch_add(1, Ordering::Relaxed);
-            self.failed_elapsed_us.fetch_add(elapsed_us, Ordering::Relaxed);
-            self.failed_max_elapsed_us.fetch_max(elapsed_us, Ordering::Relaxed);
+            self.failed_elapsed_us
+                .fetch_add(elapsed_us, Ordering::Relaxed);
+            self.failed_max_elapsed_us
+                .fetch_max(elapsed_us, Ordering::Relaxed);
         }
     }
 
@@ -217,11 +225,14 @@ impl RpcStatus {
                 .is_ok()
             && seen != WINDOW_UNSET
         {
-            self.window_succeeded_offset.store(self.succeeded(), Ordering::Relaxed);
-            self.window_elapsed_offset_us.store(self.succeeded_elapsed_us(), Ordering::Relaxed);
+            self.window_succeeded_offset
+                .store(self.succeeded(), Ordering::Relaxed);
+            self.window_elapsed_offset_us
+                .store(self.succeeded_elapsed_us(), Ordering::Relaxed);
         }
-        let succeeded =
-            self.succeeded().saturating_sub(self.window_succeeded_offset.load(Ordering::Relaxed));
+        let succeeded = self
+            .succeeded()
+            .saturating_sub(self.window_succeeded_offset.load(Ordering::Relaxed));
         if succeeded == 0 {
             return 0;
         }
@@ -234,12 +245,9 @@ impl RpcStatus {
 
     /// Average succeeded elapsed time over the whole life, µs (P2C's latency signal).
     pub fn succeeded_average_us(&self) -> u64 {
-        let s = self.succeeded();
-        if s == 0 {
-            0
-        } else {
-            self.succeeded_elapsed_us() / s
-        }
+        self.succeeded_elapsed_us()
+            .checked_div(self.succeeded())
+            .unwrap_or(0)
     }
 
     /// The notifier woken when a call of a limited method ends (ActiveLimit waiters).
@@ -258,7 +266,9 @@ pub struct ServiceStatus {
 impl fmt::Debug for ServiceStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The identity string may hold credentials: never print it.
-        f.debug_struct("ServiceStatus").field("service", &self.service).finish_non_exhaustive()
+        f.debug_struct("ServiceStatus")
+            .field("service", &self.service)
+            .finish_non_exhaustive()
     }
 }
 
@@ -309,7 +319,11 @@ impl ServiceStatus {
         if let Some(s) = self.methods.read().get(method) {
             return s.clone();
         }
-        self.methods.write().entry(Box::from(method)).or_default().clone()
+        self.methods
+            .write()
+            .entry(Box::from(method))
+            .or_default()
+            .clone()
     }
 
     /// Starts counting a call of `method` with no limit.
@@ -345,13 +359,21 @@ pub struct CallGuard {
 
 impl fmt::Debug for CallGuard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CallGuard").field("done", &self.done).finish_non_exhaustive()
+        f.debug_struct("CallGuard")
+            .field("done", &self.done)
+            .finish_non_exhaustive()
     }
 }
 
 impl CallGuard {
     fn new(service: Arc<ServiceStatus>, method: Arc<RpcStatus>, notify: bool) -> Self {
-        CallGuard { service, method, start: Instant::now(), notify, done: false }
+        CallGuard {
+            service,
+            method,
+            start: Instant::now(),
+            notify,
+            done: false,
+        }
     }
 
     /// Ends the call: `succeeded` is true for an `Ok` result.

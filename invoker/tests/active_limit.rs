@@ -1,6 +1,8 @@
 //! ActiveLimit (§11.1): atomic admission, waiting with a timeout, and slot release on every
 //! outcome (success, error, downstream LIMIT_EXCEEDED, cancellation).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
+
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +10,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use invoker::filter::active_limit::{ActiveLimitLayer, CountingLayer};
 use invoker::filter::InvokerLayer;
-use invoker::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker};
+use invoker::rpc::{
+    Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker,
+};
 use invoker::status::ServiceStatus;
 use registry_core::Url;
 
@@ -74,7 +78,9 @@ async fn run_100(timeout_ms: u64, tag: &str) -> (usize, i32) {
     let mut tasks = Vec::new();
     for _ in 0..100 {
         let w = wrapped.clone();
-        tasks.push(tokio::spawn(async move { w.invoke(&Invocation::new("hello")).await }));
+        tasks.push(tokio::spawn(async move {
+            w.invoke(&Invocation::new("hello")).await
+        }));
     }
     let mut rejected = 0;
     for t in tasks {
@@ -83,7 +89,11 @@ async fn run_100(timeout_ms: u64, tag: &str) -> (usize, i32) {
             Err(e) => {
                 assert_eq!(e.code, RpcErrorCode::LimitExceeded);
                 assert_eq!(e.code.as_i32(), 7);
-                assert!(e.message.starts_with("Waiting concurrent invoke timeout in client-side"), "{e}");
+                assert!(
+                    e.message
+                        .starts_with("Waiting concurrent invoke timeout in client-side"),
+                    "{e}"
+                );
                 rejected += 1;
             }
         }
@@ -109,7 +119,11 @@ async fn hundred_calls_long_timeout_rejects_none() {
 
 #[tokio::test(start_paused = true)]
 async fn timeout_zero_rejects_at_once() {
-    let inner = SlowInvoker::new("test://al-zero:1/Demo?actives=1", Duration::from_millis(50), None);
+    let inner = SlowInvoker::new(
+        "test://al-zero:1/Demo?actives=1",
+        Duration::from_millis(50),
+        None,
+    );
     let wrapped = ActiveLimitLayer.layer(inner.clone());
     let w2 = wrapped.clone();
     let first = tokio::spawn(async move { w2.invoke(&Invocation::new("m")).await });
@@ -123,7 +137,11 @@ async fn timeout_zero_rejects_at_once() {
 
 #[tokio::test]
 async fn errors_and_downstream_limit_exceeded_release_the_slot() {
-    for (tag, code) in [("biz", RpcErrorCode::Biz), ("net", RpcErrorCode::Network), ("lim", RpcErrorCode::LimitExceeded)] {
+    for (tag, code) in [
+        ("biz", RpcErrorCode::Biz),
+        ("net", RpcErrorCode::Network),
+        ("lim", RpcErrorCode::LimitExceeded),
+    ] {
         let url = format!("test://al-err-{tag}:1/Demo?actives=1&timeout=10");
         let inner = SlowInvoker::new(&url, Duration::ZERO, Some(RpcError::new(code, "boom")));
         let wrapped = ActiveLimitLayer.layer(inner.clone());
@@ -143,21 +161,37 @@ async fn errors_and_downstream_limit_exceeded_release_the_slot() {
 
 #[tokio::test(start_paused = true)]
 async fn cancelled_call_releases_and_counts_failed() {
-    let inner = SlowInvoker::new("test://al-cancel:1/Demo?actives=1&timeout=5", Duration::from_secs(10), None);
+    let inner = SlowInvoker::new(
+        "test://al-cancel:1/Demo?actives=1&timeout=5",
+        Duration::from_secs(10),
+        None,
+    );
     let wrapped = ActiveLimitLayer.layer(inner.clone());
     let status = ServiceStatus::for_url(inner.url()).method("m");
-    let r = tokio::time::timeout(Duration::from_millis(20), wrapped.invoke(&Invocation::new("m"))).await;
+    let r = tokio::time::timeout(
+        Duration::from_millis(20),
+        wrapped.invoke(&Invocation::new("m")),
+    )
+    .await;
     assert!(r.is_err(), "cancelled by the timeout");
     assert_eq!(status.active(), 0);
     assert_eq!(status.failed(), 1);
     // The slot is usable again.
-    let r = tokio::time::timeout(Duration::from_secs(11), wrapped.invoke(&Invocation::new("m"))).await;
+    let r = tokio::time::timeout(
+        Duration::from_secs(11),
+        wrapped.invoke(&Invocation::new("m")),
+    )
+    .await;
     assert!(r.unwrap().is_ok());
 }
 
 #[tokio::test]
 async fn counting_layer_counts_without_limiting() {
-    let inner = SlowInvoker::new("test://al-count:1/Demo?actives=1", Duration::from_millis(5), None);
+    let inner = SlowInvoker::new(
+        "test://al-count:1/Demo?actives=1",
+        Duration::from_millis(5),
+        None,
+    );
     let wrapped = CountingLayer.layer(inner.clone());
     let call = Invocation::new("m");
     let calls: Vec<_> = (0..4).map(|_| wrapped.invoke(&call)).collect();
@@ -227,7 +261,11 @@ async fn contention_64_with_random_cancellation() {
         totals = (totals.0 + a, totals.1 + b, totals.2 + c);
     }
     let watched = watcher.await.unwrap();
-    assert!(inner.max_seen.load(Ordering::SeqCst) <= MAX, "inner saw {}", inner.max_seen.load(Ordering::SeqCst));
+    assert!(
+        inner.max_seen.load(Ordering::SeqCst) <= MAX,
+        "inner saw {}",
+        inner.max_seen.load(Ordering::SeqCst)
+    );
     assert!(watched <= MAX, "status active reached {watched}");
     assert_eq!(status.active(), 0, "every slot released");
     assert!(totals.0 > 0);

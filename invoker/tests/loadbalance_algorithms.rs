@@ -1,5 +1,7 @@
 //! Load balancers (§10): rules of every algorithm, through the public API.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -78,16 +80,32 @@ fn by_name_shares_instances_and_defaults_to_random() {
 #[test]
 fn random_follows_weights_and_never_picks_zero() {
     let s = weighted("rnd", &[1, 9, 0, 6]);
-    let c = counts(&RandomLoadBalance::seeded(1), &s, &Invocation::new("m"), 16_000);
+    let c = counts(
+        &RandomLoadBalance::seeded(1),
+        &s,
+        &Invocation::new("m"),
+        16_000,
+    );
     assert_eq!(c[2], 0);
-    assert!(near(c[0], 1000.0, 0.15) && near(c[1], 9000.0, 0.05) && near(c[3], 6000.0, 0.05), "{c:?}");
+    assert!(
+        near(c[0], 1000.0, 0.15) && near(c[1], 9000.0, 0.05) && near(c[3], 6000.0, 0.05),
+        "{c:?}"
+    );
 }
 
 #[test]
 fn random_dubbo_rule_is_uniform_when_first_has_no_weight() {
-    let s = set(&["dubbo://10.0.0.1:20880/S".into(), "dubbo://10.0.0.2:20880/S?weight=1000".into()]);
+    let s = set(&[
+        "dubbo://10.0.0.1:20880/S".into(),
+        "dubbo://10.0.0.2:20880/S?weight=1000".into(),
+    ]);
     let call = Invocation::new("m");
-    let dubbo = counts(&RandomLoadBalance::seeded(2).dubbo_first_invoker_rule(), &s, &call, 10_000);
+    let dubbo = counts(
+        &RandomLoadBalance::seeded(2).dubbo_first_invoker_rule(),
+        &s,
+        &call,
+        10_000,
+    );
     assert!(near(dubbo[0], 5000.0, 0.05), "{dubbo:?}");
     let ours = counts(&RandomLoadBalance::seeded(2), &s, &call, 10_000);
     assert!(near(ours[1], 10_000.0 * 1000.0 / 1100.0, 0.05), "{ours:?}");
@@ -184,13 +202,24 @@ fn least_active_prefers_idle_invokers() {
     let s = weighted("la", &[1, 9, 6]);
     let method = "la-m";
     let busy = s.meta()[2].status().begin(method);
-    let c = counts(&LeastActiveLoadBalance::seeded(5), &s, &Invocation::new(method), 10_000);
+    let c = counts(
+        &LeastActiveLoadBalance::seeded(5),
+        &s,
+        &Invocation::new(method),
+        10_000,
+    );
     assert_eq!(c[2], 0);
-    assert!(near(c[0], 1000.0, 0.15) && near(c[1], 9000.0, 0.05), "{c:?}");
+    assert!(
+        near(c[0], 1000.0, 0.15) && near(c[1], 9000.0, 0.05),
+        "{c:?}"
+    );
     drop(busy);
     let one_busy = s.meta()[0].status().begin(method);
     let two_busy = s.meta()[1].status().begin(method);
-    assert_eq!(LeastActiveLoadBalance::seeded(5).select(&s, &Invocation::new(method)), Some(2));
+    assert_eq!(
+        LeastActiveLoadBalance::seeded(5).select(&s, &Invocation::new(method)),
+        Some(2)
+    );
     drop((one_busy, two_busy));
 }
 
@@ -227,8 +256,9 @@ fn p2c_avoids_the_loaded_invoker_and_weight_zero() {
 }
 
 fn ch_set(n: usize, extra: &str) -> InvokerSet {
-    let urls: Vec<String> =
-        (1..=n).map(|i| format!("test://127.0.0.1:{i}/DemoService?x=1{extra}")).collect();
+    let urls: Vec<String> = (1..=n)
+        .map(|i| format!("test://127.0.0.1:{i}/DemoService?x=1{extra}"))
+        .collect();
     set(&urls)
 }
 
@@ -244,7 +274,11 @@ fn consistent_hash_is_sticky_and_uses_hash_arguments() {
     let s = ch_set(5, "");
     let first = lb.select(&s, &arg_call("m", json!(["k1", "a"]))).unwrap();
     for second in ["b", "c", "d"] {
-        assert_eq!(lb.select(&s, &arg_call("m", json!(["k1", second]))), Some(first), "only arg 0 counts");
+        assert_eq!(
+            lb.select(&s, &arg_call("m", json!(["k1", second]))),
+            Some(first),
+            "only arg 0 counts"
+        );
     }
     // hash.arguments=0,1: the second argument matters too; the key is their concatenation.
     let s01 = ch_set(5, "&hash.arguments=0,1");
@@ -259,7 +293,10 @@ fn consistent_hash_is_sticky_and_uses_hash_arguments() {
 fn consistent_hash_generic_call_hashes_real_method_and_args() {
     let lb = ConsistentHashLoadBalance::new();
     let s = ch_set(5, "");
-    let generic = arg_call("$invoke", json!(["method1", ["java.lang.String"], ["arg1", "arg2", "arg3"]]));
+    let generic = arg_call(
+        "$invoke",
+        json!(["method1", ["java.lang.String"], ["arg1", "arg2", "arg3"]]),
+    );
     let direct = arg_call("method1", json!(["arg1", "arg2", "arg3"]));
     let g = lb.select(&s, &generic).unwrap();
     assert_eq!(Some(g), lb.select(&s, &direct));
@@ -271,15 +308,31 @@ fn consistent_hash_removing_a_provider_moves_only_its_keys() {
     let lb = ConsistentHashLoadBalance::new();
     let full = ch_set(10, "");
     let removed_port = 4;
-    let keep: Vec<SharedInvoker> =
-        full.invokers().iter().filter(|i| i.url().port() != removed_port).cloned().collect();
+    let keep: Vec<SharedInvoker> = full
+        .invokers()
+        .iter()
+        .filter(|i| i.url().port() != removed_port)
+        .cloned()
+        .collect();
     let fewer = InvokerSet::new_reusing(keep, &full);
-    let calls: Vec<Invocation> = (0..2_000).map(|k| arg_call("m", json!([format!("key-{k}")]))).collect();
+    let calls: Vec<Invocation> = (0..2_000)
+        .map(|k| arg_call("m", json!([format!("key-{k}")])))
+        .collect();
     // One ring per (service, method) is cached: run every key on one set, then on the other.
-    let before: Vec<i32> =
-        calls.iter().map(|c| full.get(lb.select(&full, c).unwrap()).unwrap().url().port()).collect();
-    let after: Vec<i32> =
-        calls.iter().map(|c| fewer.get(lb.select(&fewer, c).unwrap()).unwrap().url().port()).collect();
+    let before: Vec<i32> = calls
+        .iter()
+        .map(|c| full.get(lb.select(&full, c).unwrap()).unwrap().url().port())
+        .collect();
+    let after: Vec<i32> = calls
+        .iter()
+        .map(|c| {
+            fewer
+                .get(lb.select(&fewer, c).unwrap())
+                .unwrap()
+                .url()
+                .port()
+        })
+        .collect();
     let mut moved = 0;
     for (k, (&before, &after)) in before.iter().zip(&after).enumerate() {
         if before != removed_port {
@@ -301,7 +354,9 @@ fn select_excluding_skips_tried_invokers() {
         for _ in 0..50 {
             let i = lb.select_excluding(&s, &call, &|i| i != 2).unwrap();
             assert_eq!(i, 2, "{name}");
-            let j = lb.select_excluding(&s, &call, &|i| i == 0 || i == 3).unwrap();
+            let j = lb
+                .select_excluding(&s, &call, &|i| i == 0 || i == 3)
+                .unwrap();
             assert!(j == 1 || j == 2, "{name}");
         }
         assert_eq!(lb.select_excluding(&s, &call, &|_| true), None);
@@ -368,7 +423,10 @@ fn new_reusing_keeps_metadata_of_unchanged_invokers() {
     let again = InvokerSet::new_reusing(list.clone(), &s);
     for (k, i) in list.iter().enumerate() {
         match s.invokers().iter().position(|o| Arc::ptr_eq(o, i)) {
-            Some(o) => assert!(Arc::ptr_eq(&again.meta()[k], &s.meta()[o]), "meta of {k} reused"),
+            Some(o) => assert!(
+                Arc::ptr_eq(&again.meta()[k], &s.meta()[o]),
+                "meta of {k} reused"
+            ),
             None => assert_eq!(again.meta()[k].configured_weight("m"), 7),
         }
     }
@@ -380,9 +438,16 @@ fn new_reusing_keeps_metadata_of_unchanged_invokers() {
         shuffled.reverse();
         let r = InvokerSet::new_reusing(shuffled.clone(), &big);
         for (k, i) in shuffled.iter().enumerate() {
-            let o = big.invokers().iter().position(|x| Arc::ptr_eq(x, i)).unwrap();
+            let o = big
+                .invokers()
+                .iter()
+                .position(|x| Arc::ptr_eq(x, i))
+                .unwrap();
             assert_eq!(r.meta()[k].identity(), big.meta()[o].identity());
-            assert_eq!(r.meta()[k].configured_weight("m"), big.meta()[o].configured_weight("m"));
+            assert_eq!(
+                r.meta()[k].configured_weight("m"),
+                big.meta()[o].configured_weight("m")
+            );
         }
         assert_eq!(r.content_hash(), InvokerSet::new(shuffled).content_hash());
     }

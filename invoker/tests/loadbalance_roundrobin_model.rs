@@ -3,6 +3,8 @@
 //! mode, per-set aligned state) must produce exactly the same sequence whatever happens to
 //! the provider list and the weights.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -61,8 +63,9 @@ fn build(tag: &str, list: &[(String, i64)]) -> InvokerSet {
     InvokerSet::new(
         list.iter()
             .map(|(id, w)| {
-                Arc::new(UrlInvoker(Url::parse(&format!("test://{tag}-{id}:1/S?weight={w}")).unwrap()))
-                    as Arc<dyn Invoker>
+                Arc::new(UrlInvoker(
+                    Url::parse(&format!("test://{tag}-{id}:1/S?weight={w}")).unwrap(),
+                )) as Arc<dyn Invoker>
             })
             .collect(),
     )

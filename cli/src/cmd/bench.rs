@@ -54,7 +54,10 @@ struct SelectRow {
 fn invokers(n: usize) -> anyhow::Result<Vec<SharedInvoker>> {
     let f = NoopFactory;
     (0..n)
-        .map(|i| f.refer(&bench_support::provider(i, BASE_TS + i as u64)).map_err(anyhow::Error::from))
+        .map(|i| {
+            f.refer(&bench_support::provider(i, BASE_TS + i as u64))
+                .map_err(anyhow::Error::from)
+        })
         .collect()
 }
 
@@ -62,13 +65,20 @@ fn invokers(n: usize) -> anyhow::Result<Vec<SharedInvoker>> {
 fn calls() -> Vec<Invocation> {
     (0..1024)
         .map(|k| {
-            Invocation::new("sayHello")
-                .with_arguments(vec!["java.lang.String".into()], vec![Value::String(format!("user-{k}"))])
+            Invocation::new("sayHello").with_arguments(
+                vec!["java.lang.String".into()],
+                vec![Value::String(format!("user-{k}"))],
+            )
         })
         .collect()
 }
 
-fn run_selects(lb: &dyn LoadBalance, set: &InvokerSet, calls: &[Invocation], iters: usize) -> usize {
+fn run_selects(
+    lb: &dyn LoadBalance,
+    set: &InvokerSet,
+    calls: &[Invocation],
+    iters: usize,
+) -> usize {
     let mut acc = 0usize;
     let mask = calls.len() - 1;
     for k in 0..iters {
@@ -77,7 +87,12 @@ fn run_selects(lb: &dyn LoadBalance, set: &InvokerSet, calls: &[Invocation], ite
     black_box(acc)
 }
 
-fn measure_select(name: &'static str, set: &InvokerSet, calls: &[Invocation], budget: Duration) -> SelectRow {
+fn measure_select(
+    name: &'static str,
+    set: &InvokerSet,
+    calls: &[Invocation],
+    budget: Duration,
+) -> SelectRow {
     let lb = loadbalance::by_name(name);
     // Warm up: builds rings, round-robin state, status arrays, scratch buffers.
     run_selects(lb.as_ref(), set, calls, 2_000);
@@ -113,7 +128,9 @@ fn measure_select(name: &'static str, set: &InvokerSet, calls: &[Invocation], bu
 /// Net bytes allocated per provider by parsing `n` distinct provider URLs (and keeping them).
 fn url_bytes_per_provider(n: usize) -> f64 {
     let region = Region::new(GLOBAL);
-    let urls: Vec<Url> = (0..n).map(|i| bench_support::provider(i, BASE_TS + i as u64)).collect();
+    let urls: Vec<Url> = (0..n)
+        .map(|i| bench_support::provider(i, BASE_TS + i as u64))
+        .collect();
     let s = region.change();
     let net = s.bytes_allocated as f64 - s.bytes_deallocated as f64 + s.bytes_reallocated as f64;
     drop(black_box(urls));
@@ -123,7 +140,9 @@ fn url_bytes_per_provider(n: usize) -> f64 {
 /// Net bytes per provider of a directory holding `n` providers (URLs, invokers, tables,
 /// snapshot and [`InvokerSet`] metadata), the URLs excluded.
 fn directory_bytes_per_provider(n: usize) -> f64 {
-    let urls: Vec<Url> = (0..n).map(|i| bench_support::provider(i, BASE_TS + i as u64)).collect();
+    let urls: Vec<Url> = (0..n)
+        .map(|i| bench_support::provider(i, BASE_TS + i as u64))
+        .collect();
     let region = Region::new(GLOBAL);
     let dir = bench_support::directory_with(&urls);
     let s = region.change();
@@ -134,7 +153,11 @@ fn directory_bytes_per_provider(n: usize) -> f64 {
 
 /// Runs the benchmarks and prints the report.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let budget = if a.quick { Duration::from_millis(60) } else { Duration::from_millis(400) };
+    let budget = if a.quick {
+        Duration::from_millis(60)
+    } else {
+        Duration::from_millis(400)
+    };
     let calls = calls();
     let mut selects = Vec::new();
     for n in SELECT_SIZES {
@@ -166,19 +189,36 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("select (one thread; targets: <= 200 ns at 255, <= 1000 ns at 10000, 0 allocations)");
-    println!("{:<18} {:>9} {:>12} {:>14}", "lb", "invokers", "ns/op", "allocs/op");
+    println!(
+        "{:<18} {:>9} {:>12} {:>14}",
+        "lb", "invokers", "ns/op", "allocs/op"
+    );
     for r in &selects {
-        println!("{:<18} {:>9} {:>12.1} {:>14.4}", r.lb, r.invokers, r.ns_per_op, r.allocs_per_op);
+        println!(
+            "{:<18} {:>9} {:>12.1} {:>14.4}",
+            r.lb, r.invokers, r.ns_per_op, r.allocs_per_op
+        );
     }
     println!();
-    println!("directory apply (targets: one change <= 1000 us at 10k and >= 20x faster than rebuild)");
-    println!("{:>10} {:>16} {:>14} {:>9}", "providers", "one_change_us", "rebuild_us", "speedup");
+    println!(
+        "directory apply (targets: one change <= 1000 us at 10k and >= 20x faster than rebuild)"
+    );
+    println!(
+        "{:>10} {:>16} {:>14} {:>9}",
+        "providers", "one_change_us", "rebuild_us", "speedup"
+    );
     for (n, one, re) in &applies {
-        println!("{n:>10} {one:>16.1} {re:>14.1} {:>8.1}x", re / one.max(1e-9));
+        println!(
+            "{n:>10} {one:>16.1} {re:>14.1} {:>8.1}x",
+            re / one.max(1e-9)
+        );
     }
     println!();
     println!("memory (target: <= 300 B per provider URL)");
-    println!("{:>10} {:>22} {:>40}", "providers", "bytes/provider URL", "bytes/provider in a directory (no URL)");
+    println!(
+        "{:>10} {:>22} {:>40}",
+        "providers", "bytes/provider URL", "bytes/provider in a directory (no URL)"
+    );
     println!("{MEMORY_PROVIDERS:>10} {url_bytes:>22.1} {dir_bytes:>40.1}");
     Ok(ExitCode::SUCCESS)
 }

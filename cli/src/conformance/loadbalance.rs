@@ -13,11 +13,13 @@ use invoker::filter::active_limit::ActiveLimitLayer;
 use invoker::filter::InvokerLayer;
 use invoker::invoker_set::{now_ms, warmup_weight, InvokerMeta, InvokerSet};
 use invoker::loadbalance::{
-    self, ceiling, key_hash, java_string_value, ring_points, Clock, ConsistentHashLoadBalance,
+    self, ceiling, java_string_value, key_hash, ring_points, Clock, ConsistentHashLoadBalance,
     LeastActiveLoadBalance, LoadBalance, RandomLoadBalance, RoundRobinLoadBalance,
     ShortestResponseLoadBalance, RECYCLE_PERIOD_MS,
 };
-use invoker::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker};
+use invoker::rpc::{
+    Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker,
+};
 use invoker::status::{CallGuard, ServiceStatus};
 use registry_core::Url;
 use serde_json::Value;
@@ -75,14 +77,18 @@ fn with_now(text: &str, now: i64) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("<now") {
-        let Some(end) = rest[start..].find('>') else { break };
+        let Some(end) = rest[start..].find('>') else {
+            break;
+        };
         let expr = &rest[start + 4..start + end];
         let delta = if expr.is_empty() {
             Some(0)
         } else if let Some(n) = expr.strip_prefix('+') {
             n.trim().parse::<i64>().ok()
         } else {
-            expr.strip_prefix('-').and_then(|n| n.trim().parse::<i64>().ok()).map(|n| -n)
+            expr.strip_prefix('-')
+                .and_then(|n| n.trim().parse::<i64>().ok())
+                .map(|n| -n)
         };
         out.push_str(&rest[..start]);
         match delta {
@@ -103,7 +109,8 @@ fn urls(v: &Value, key: &str, now: i64) -> Result<Vec<Url>, Outcome> {
     list.iter()
         .map(|u| {
             let text = u.as_str().unwrap_or_default();
-            Url::parse(&with_now(text, now)).map_err(|e| Outcome::Fail(format!("bad url {text:?}: {e}")))
+            Url::parse(&with_now(text, now))
+                .map_err(|e| Outcome::Fail(format!("bad url {text:?}: {e}")))
         })
         .collect()
 }
@@ -117,7 +124,9 @@ fn method_of(v: &Value) -> &str {
 }
 
 fn runs(v: &Value) -> usize {
-    usize::try_from(i(v, "runs").unwrap_or(10_000)).unwrap_or(10_000).max(1)
+    usize::try_from(i(v, "runs").unwrap_or(10_000))
+        .unwrap_or(10_000)
+        .max(1)
 }
 
 fn count(lb: &dyn LoadBalance, set: &InvokerSet, inv: &Invocation, runs: usize) -> Vec<usize> {
@@ -144,7 +153,9 @@ fn check_distribution(what: &str, counts: &[usize], expected: &[f64]) -> Outcome
         let sd = (runs as f64 * p * (1.0 - p)).sqrt();
         let tol = (0.10 * want).max(5.0 * sd);
         if e == 0.0 && c != 0 {
-            return Outcome::Fail(format!("{what}: invoker {i} must never be selected, got {c}"));
+            return Outcome::Fail(format!(
+                "{what}: invoker {i} must never be selected, got {c}"
+            ));
         }
         if (c as f64 - want).abs() > tol {
             return Outcome::Fail(format!(
@@ -156,9 +167,12 @@ fn check_distribution(what: &str, counts: &[usize], expected: &[f64]) -> Outcome
 }
 
 fn warmup(v: &Value) -> Outcome {
-    let (Some(up), Some(wu), Some(w), Some(exp)) =
-        (i(v, "uptime_ms"), i(v, "warmup_ms"), i(v, "weight"), i(v, "expected"))
-    else {
+    let (Some(up), Some(wu), Some(w), Some(exp)) = (
+        i(v, "uptime_ms"),
+        i(v, "warmup_ms"),
+        i(v, "weight"),
+        i(v, "expected"),
+    ) else {
         return Outcome::Fail("needs uptime_ms, warmup_ms, weight, expected".into());
     };
     let to_i32 = |x: i64| i32::try_from(x).unwrap_or(i32::MAX);
@@ -166,20 +180,28 @@ fn warmup(v: &Value) -> Outcome {
     // The same through an invoker URL when the warm-up branch applies (0 < uptime < warmup).
     let via_url = if up > 0 && up < wu {
         let now = 1_700_000_000_000i64;
-        let url = Url::parse(&format!("dubbo://h:1/S?weight={w}&warmup={wu}&timestamp={}", now - up));
-        url.map(|u| InvokerMeta::from_url(&u).weight_at("m", now)).ok()
+        let url = Url::parse(&format!(
+            "dubbo://h:1/S?weight={w}&warmup={wu}&timestamp={}",
+            now - up
+        ));
+        url.map(|u| InvokerMeta::from_url(&u).weight_at("m", now))
+            .ok()
     } else {
         None
     };
     all([
         expect_eq("calculateWarmupWeight", exp, i64::from(direct)),
-        via_url.map_or(Outcome::Pass, |x| expect_eq("getWeight via URL", exp, i64::from(x))),
+        via_url.map_or(Outcome::Pass, |x| {
+            expect_eq("getWeight via URL", exp, i64::from(x))
+        }),
     ])
 }
 
 fn get_weight(v: &Value) -> Outcome {
     let now = now_ms();
-    let Some(text) = s(v, "invoker_url") else { return Outcome::Fail("no invoker_url".into()) };
+    let Some(text) = s(v, "invoker_url") else {
+        return Outcome::Fail("no invoker_url".into());
+    };
     let url = match Url::parse(&with_now(text, now)) {
         Ok(u) => u,
         Err(e) => return Outcome::Fail(format!("bad url: {e}")),
@@ -192,8 +214,15 @@ fn get_weight(v: &Value) -> Outcome {
 /// Dubbo's expected relative selection weights for random.
 fn random_expectation(set: &InvokerSet, method: &str, now: i64, first_rule: bool) -> Vec<f64> {
     let needs = !first_rule
-        || set.meta().first().is_some_and(|m| m.has_weight(method) || m.has_timestamp());
-    let w: Vec<f64> = set.meta().iter().map(|m| f64::from(m.weight_at(method, now))).collect();
+        || set
+            .meta()
+            .first()
+            .is_some_and(|m| m.has_weight(method) || m.has_timestamp());
+    let w: Vec<f64> = set
+        .meta()
+        .iter()
+        .map(|m| f64::from(m.weight_at(method, now)))
+        .collect();
     let total: f64 = w.iter().sum();
     let same = w.windows(2).all(|p| p[0] == p[1]);
     if !needs || total <= 0.0 || same {
@@ -216,7 +245,11 @@ fn random(v: &Value) -> Outcome {
     let dubbo = random_expectation(&set, method, now, true);
     let ours = random_expectation(&set, method, now, false);
     let compat = RandomLoadBalance::seeded(SEED).dubbo_first_invoker_rule();
-    let compat_check = check_distribution("dubbo-compatible random", &count(&compat, &set, &inv, n), &dubbo);
+    let compat_check = check_distribution(
+        "dubbo-compatible random",
+        &count(&compat, &set, &inv, n),
+        &dubbo,
+    );
     if compat_check != Outcome::Pass {
         return compat_check;
     }
@@ -246,13 +279,18 @@ fn roundrobin(v: &Value) -> Outcome {
     let counts = count(&RoundRobinLoadBalance::new(), &set, &inv, runs(v));
     match v.get("expected_counts").and_then(Value::as_array) {
         Some(exp) => {
-            let exp: Vec<usize> =
-                exp.iter().map(|x| usize::try_from(x.as_u64().unwrap_or(0)).unwrap_or(0)).collect();
+            let exp: Vec<usize> = exp
+                .iter()
+                .map(|x| usize::try_from(x.as_u64().unwrap_or(0)).unwrap_or(0))
+                .collect();
             expect_eq("roundrobin counts", exp, counts)
         }
         None => {
-            let w: Vec<f64> =
-                set.meta().iter().map(|m| f64::from(m.weight_at(method_of(v), now_ms()))).collect();
+            let w: Vec<f64> = set
+                .meta()
+                .iter()
+                .map(|m| f64::from(m.weight_at(method_of(v), now_ms())))
+                .collect();
             check_distribution("roundrobin", &counts, &w)
         }
     }
@@ -288,8 +326,16 @@ fn roundrobin_cache(v: &Value) -> Outcome {
     all([
         expect_eq("entries after the first select", Some(n), before),
         expect_eq("entries right after removing one (kept)", Some(n), kept),
-        expect_eq("entries at exactly RECYCLE_PERIOD (kept)", Some(n), at_period),
-        expect_eq("entries after RECYCLE_PERIOD (recycled)", Some(n - 1), after),
+        expect_eq(
+            "entries at exactly RECYCLE_PERIOD (kept)",
+            Some(n),
+            at_period,
+        ),
+        expect_eq(
+            "entries after RECYCLE_PERIOD (recycled)",
+            Some(n - 1),
+            after,
+        ),
     ])
 }
 
@@ -301,16 +347,25 @@ fn roundrobin_sequence(v: &Value) -> Outcome {
         .iter()
         .enumerate()
         .map(|(k, w)| {
-            Url::parse(&format!("test://127.0.0.1:{}/DemoService?weight={}", k + 1, w.as_i64().unwrap_or(100)))
+            Url::parse(&format!(
+                "test://127.0.0.1:{}/DemoService?weight={}",
+                k + 1,
+                w.as_i64().unwrap_or(100)
+            ))
         })
         .collect();
-    let Ok(list) = list else { return Outcome::Fail("bad weights".into()) };
+    let Ok(list) = list else {
+        return Outcome::Fail("bad weights".into());
+    };
     let set = set_of(&list);
     let inv = Invocation::new(method_of(v));
     let lb = RoundRobinLoadBalance::new();
     let picks = usize::try_from(i(v, "picks").unwrap_or(0)).unwrap_or(0);
     let got: Vec<i64> = (0..picks)
-        .map(|_| lb.select(&set, &inv).map_or(-1, |x| i64::try_from(x).unwrap_or(-1)))
+        .map(|_| {
+            lb.select(&set, &inv)
+                .map_or(-1, |x| i64::try_from(x).unwrap_or(-1))
+        })
         .collect();
     let exp: Vec<i64> = v
         .get("expected_indices")
@@ -342,8 +397,9 @@ fn least(v: &Value, shortest: bool) -> Outcome {
     }
     if let Some(map) = v.get("rpc_status").and_then(Value::as_object) {
         for (name, st) in map {
-            let Some(k) = list.iter().position(|u| u.protocol() == Some(name.as_str()) || u.to_string().contains(name.as_str()))
-            else {
+            let Some(k) = list.iter().position(|u| {
+                u.protocol() == Some(name.as_str()) || u.to_string().contains(name.as_str())
+            }) else {
                 return Outcome::Fail(format!("rpc_status names unknown invoker {name:?}"));
             };
             stats[k].0 = i(st, "active").unwrap_or(stats[k].0);
@@ -366,17 +422,44 @@ fn least(v: &Value, shortest: bool) -> Outcome {
     // Dubbo's expectation: the minimum key, then weights among the ties.
     let key: Vec<i64> = stats
         .iter()
-        .map(|&(a, s, e)| if shortest { if s == 0 { 0 } else { e / s * (a + 1) } } else { a })
+        .map(|&(a, s, e)| {
+            if shortest {
+                if s == 0 {
+                    0
+                } else {
+                    e / s * (a + 1)
+                }
+            } else {
+                a
+            }
+        })
         .collect();
     let min = key.iter().copied().min().unwrap_or(0);
-    let w: Vec<f64> = set.meta().iter().map(|m| f64::from(m.weight_at(method, now))).collect();
+    let w: Vec<f64> = set
+        .meta()
+        .iter()
+        .map(|m| f64::from(m.weight_at(method, now)))
+        .collect();
     let tied: Vec<bool> = key.iter().map(|&k| k == min).collect();
-    let tied_w: Vec<f64> = w.iter().zip(&tied).filter(|(_, t)| **t).map(|(w, _)| *w).collect();
+    let tied_w: Vec<f64> = w
+        .iter()
+        .zip(&tied)
+        .filter(|(_, t)| **t)
+        .map(|(w, _)| *w)
+        .collect();
     let uniform = tied_w.iter().sum::<f64>() <= 0.0 || tied_w.windows(2).all(|p| p[0] == p[1]);
     let expected: Vec<f64> = w
         .iter()
         .zip(&tied)
-        .map(|(w, t)| if !*t { 0.0 } else if uniform { 1.0 } else { *w })
+        .map(|(w, t)| {
+            if !*t {
+                0.0
+            } else if uniform {
+                1.0
+            } else {
+                *w
+            }
+        })
         .collect();
     let lb: Box<dyn LoadBalance> = if shortest {
         Box::new(ShortestResponseLoadBalance::seeded(SEED))
@@ -399,11 +482,17 @@ fn consistenthash(v: &Value) -> Outcome {
     };
     let set = set_of(&list);
     let method = method_of(v);
-    let args: Vec<Value> = v.get("args").and_then(Value::as_array).cloned().unwrap_or_default();
+    let args: Vec<Value> = v
+        .get("args")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let types: Vec<String> = args.iter().map(|_| "java.lang.Object".to_owned()).collect();
     let inv = Invocation::new(method).with_arguments(types, args);
     let lb = ConsistentHashLoadBalance::new();
-    let Some(picked) = lb.select(&set, &inv) else { return Outcome::Fail("nothing selected".into()) };
+    let Some(picked) = lb.select(&set, &inv) else {
+        return Outcome::Fail("nothing selected".into());
+    };
     let got = list[picked].address().unwrap_or_default();
     let mut checks = vec![];
     if let Some(exp) = s(v, "expected_address") {
@@ -411,9 +500,14 @@ fn consistenthash(v: &Value) -> Outcome {
     }
     if inv.is_generic() {
         let real = inv.real_arguments().to_vec();
-        let direct = Invocation::new(inv.real_method())
-            .with_arguments(real.iter().map(|_| "java.lang.String".to_owned()).collect(), real);
-        let d = lb.select(&set, &direct).and_then(|x| list[x].address()).unwrap_or_default();
+        let direct = Invocation::new(inv.real_method()).with_arguments(
+            real.iter().map(|_| "java.lang.String".to_owned()).collect(),
+            real,
+        );
+        let d = lb
+            .select(&set, &direct)
+            .and_then(|x| list[x].address())
+            .unwrap_or_default();
         checks.push(expect_eq("generic call = direct call", d, got));
     }
     all(checks)
@@ -440,9 +534,18 @@ fn consistenthash_select(v: &Value) -> Outcome {
     checks.push(expect_eq("ring pick for the key", Some(exp), direct));
     // 2. The key the balancer would build from the arguments.
     let idx: Vec<usize> = hash_args
-        .map(|h| registry_core::url::comma_split(h).into_iter().filter_map(|x| x.parse().ok()).collect())
+        .map(|h| {
+            registry_core::url::comma_split(h)
+                .into_iter()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
         .unwrap_or_else(|| vec![0]);
-    let built: String = idx.iter().filter_map(|&k| args.get(k)).map(java_string_value).collect();
+    let built: String = idx
+        .iter()
+        .filter_map(|&k| args.get(k))
+        .map(java_string_value)
+        .collect();
     checks.push(expect_eq("key from arguments", key.to_owned(), built));
     // 3. End to end through the balancer with invokers carrying hash.nodes/hash.arguments.
     let mut q = format!("hash.nodes={replicas}");
@@ -450,9 +553,13 @@ fn consistenthash_select(v: &Value) -> Outcome {
         q.push_str("&hash.arguments=");
         q.push_str(h);
     }
-    let list: Result<Vec<Url>, _> =
-        addresses.iter().map(|a| Url::parse(&format!("dubbo://{a}/DemoService?{q}"))).collect();
-    let Ok(list) = list else { return Outcome::Fail("bad addresses".into()) };
+    let list: Result<Vec<Url>, _> = addresses
+        .iter()
+        .map(|a| Url::parse(&format!("dubbo://{a}/DemoService?{q}")))
+        .collect();
+    let Ok(list) = list else {
+        return Outcome::Fail("bad addresses".into());
+    };
     let set = set_of(&list);
     let types = args.iter().map(|_| "java.lang.String".to_owned()).collect();
     let inv = Invocation::new("sayHello").with_arguments(types, args);
@@ -464,7 +571,9 @@ fn consistenthash_select(v: &Value) -> Outcome {
 }
 
 fn active_limit(v: &Value) -> Outcome {
-    let Some(text) = s(v, "invoker_url") else { return Outcome::Fail("no invoker_url".into()) };
+    let Some(text) = s(v, "invoker_url") else {
+        return Outcome::Fail("no invoker_url".into());
+    };
     let url = match Url::parse(text) {
         Ok(u) => u,
         Err(e) => return Outcome::Fail(format!("bad url: {e}")),
@@ -477,10 +586,16 @@ fn active_limit(v: &Value) -> Outcome {
         }
     });
     let method = s(v, "method").unwrap_or("test");
-    let inner: SharedInvoker = Arc::new(VecInvoker { url: url.clone(), fail });
+    let inner: SharedInvoker = Arc::new(VecInvoker {
+        url: url.clone(),
+        fail,
+    });
     let wrapped = ActiveLimitLayer.layer(inner);
     let status = ServiceStatus::for_url(&url).method(method);
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return Outcome::Fail(format!("runtime: {e}")),
     };
@@ -489,10 +604,21 @@ fn active_limit(v: &Value) -> Outcome {
     let r = rt.block_on(wrapped.invoke(&Invocation::new(method)));
     let after = status.active();
     let mut checks = vec![];
-    if let Some(exp) = v.get("expected").and_then(|e| e.get("active_before_equals_active_after_onError")) {
-        checks.push(expect_eq("active before == after", exp.as_bool(), Some(before == after)));
+    if let Some(exp) = v
+        .get("expected")
+        .and_then(|e| e.get("active_before_equals_active_after_onError"))
+    {
+        checks.push(expect_eq(
+            "active before == after",
+            exp.as_bool(),
+            Some(before == after),
+        ));
         checks.push(expect_eq("the call failed", true, r.is_err()));
-        checks.push(expect_eq("counted as failed", failed_before + 1, status.failed()));
+        checks.push(expect_eq(
+            "counted as failed",
+            failed_before + 1,
+            status.failed(),
+        ));
     }
     if checks.is_empty() {
         return Outcome::Skip("no expectation this module understands".into());

@@ -61,7 +61,11 @@ impl ActiveLimitInvoker {
     /// Wraps `inner`; `enforce` applies the `actives` limit.
     pub fn new(inner: SharedInvoker, enforce: bool) -> Self {
         let status = ServiceStatus::for_url(inner.url());
-        ActiveLimitInvoker { inner, status, enforce }
+        ActiveLimitInvoker {
+            inner,
+            status,
+            enforce,
+        }
     }
 
     /// The counters of the wrapped invoker.
@@ -71,7 +75,11 @@ impl ActiveLimitInvoker {
 
     async fn admit(&self, method: &str) -> Result<CallGuard, RpcError> {
         let url = self.inner.url();
-        let max = if self.enforce { clamp(url.method_param_i64(method, "actives", 0)) } else { 0 };
+        let max = if self.enforce {
+            clamp(url.method_param_i64(method, "actives", 0))
+        } else {
+            0
+        };
         let ms = self.status.method(method);
         if let Some(g) = self.status.try_begin(&ms, max) {
             return Ok(g);
@@ -95,7 +103,14 @@ impl ActiveLimitInvoker {
                 return Ok(g);
             }
         }
-        Err(limit_exceeded(url, method, start.elapsed().as_millis(), timeout, &ms, max))
+        Err(limit_exceeded(
+            url,
+            method,
+            start.elapsed().as_millis(),
+            timeout,
+            &ms,
+            max,
+        ))
     }
 }
 

@@ -33,7 +33,10 @@ fn word(d: &[u8], k: usize) -> u32 {
 /// The points of one ring, as Dubbo's `TreeMap` holds them: every address contributes
 /// `replicas / 4` digests of `address + i`, 4 points each; a later point with the same hash
 /// replaces an earlier one.
-pub fn ring_points<'a>(addresses: impl IntoIterator<Item = &'a str>, replicas: i64) -> Vec<(u32, u32)> {
+pub fn ring_points<'a>(
+    addresses: impl IntoIterator<Item = &'a str>,
+    replicas: i64,
+) -> Vec<(u32, u32)> {
     let per = usize::try_from(replicas / 4).unwrap_or(0);
     let mut points = Vec::new();
     let mut num = itoa_buf();
@@ -182,16 +185,18 @@ impl LoadBalance for ConsistentHashLoadBalance {
             _ => {}
         }
         let method = invocation.real_method();
-        let i = self.rings.with(set.service_key(), method, ArcSwapOption::empty, |cell| {
-            let cur = cell.load();
-            if let Some(r) = cur.as_ref().filter(|r| valid(r, set)) {
-                return select_in(r, invocation);
-            }
-            let ring = Arc::new(ConsistentHashLoadBalance::build(set, method));
-            let i = select_in(&ring, invocation);
-            cell.store(Some(ring));
-            i
-        });
+        let i = self
+            .rings
+            .with(set.service_key(), method, ArcSwapOption::empty, |cell| {
+                let cur = cell.load();
+                if let Some(r) = cur.as_ref().filter(|r| valid(r, set)) {
+                    return select_in(r, invocation);
+                }
+                let ring = Arc::new(ConsistentHashLoadBalance::build(set, method));
+                let i = select_in(&ring, invocation);
+                cell.store(Some(ring));
+                i
+            });
         Some(i.min(set.len() - 1))
     }
 
@@ -212,7 +217,13 @@ mod tests {
 
     #[test]
     fn vectors() {
-        let five = ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4", "127.0.0.1:5"];
+        let five = [
+            "127.0.0.1:1",
+            "127.0.0.1:2",
+            "127.0.0.1:3",
+            "127.0.0.1:4",
+            "127.0.0.1:5",
+        ];
         assert_eq!(pick(&five, 160, "arg2"), "127.0.0.1:3");
         assert_eq!(pick(&five, 160, ""), "127.0.0.1:4");
         assert_eq!(pick(&five, 160, "1"), "127.0.0.1:5");

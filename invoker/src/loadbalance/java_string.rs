@@ -27,7 +27,9 @@ pub fn write_java_string_value(out: &mut impl Write, v: &Value) -> io::Result<()
                 write_java_double(out, n.as_f64().unwrap_or(f64::NAN))
             }
         }
-        Value::Array(_) | Value::Object(_) => serde_json::to_writer(out, v).map_err(io::Error::other),
+        Value::Array(_) | Value::Object(_) => {
+            serde_json::to_writer(out, v).map_err(io::Error::other)
+        }
     }
 }
 
@@ -71,10 +73,17 @@ fn write_java_double(out: &mut impl Write, d: f64) -> io::Result<()> {
         return out.write_all(if d > 0.0 { b"Infinity" } else { b"-Infinity" });
     }
     if d == 0.0 {
-        return out.write_all(if d.is_sign_negative() { b"-0.0" } else { b"0.0" });
+        return out.write_all(if d.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
     }
     let a = d.abs();
-    let mut b = StackBuf { buf: [0; 64], len: 0 };
+    let mut b = StackBuf {
+        buf: [0; 64],
+        len: 0,
+    };
     if (1e-3..1e7).contains(&a) {
         write!(b, "{d}")?;
         let s = &b.buf[..b.len];

@@ -22,12 +22,18 @@ impl Default for LeastActiveLoadBalance {
 impl LeastActiveLoadBalance {
     /// Thread-local randomness, system clock.
     pub fn new() -> Self {
-        LeastActiveLoadBalance { rand: Rand::Thread, clock: Clock::System }
+        LeastActiveLoadBalance {
+            rand: Rand::Thread,
+            clock: Clock::System,
+        }
     }
 
     /// Reproducible tie-breaking from `seed`.
     pub fn seeded(seed: u64) -> Self {
-        LeastActiveLoadBalance { rand: Rand::seeded(seed), clock: Clock::System }
+        LeastActiveLoadBalance {
+            rand: Rand::seeded(seed),
+            clock: Clock::System,
+        }
     }
 
     /// Uses `clock` for warm-up.

@@ -35,7 +35,9 @@ mod random;
 mod round_robin;
 mod shortest_response;
 
-pub use consistent_hash::{ceiling, key_hash, ring_points, ConsistentHashLoadBalance, DEFAULT_REPLICAS};
+pub use consistent_hash::{
+    ceiling, key_hash, ring_points, ConsistentHashLoadBalance, DEFAULT_REPLICAS,
+};
 pub use java_string::{java_string_value, write_java_string_value};
 pub use least_active::LeastActiveLoadBalance;
 pub use p2c::P2cLoadBalance;
@@ -71,13 +73,20 @@ pub trait LoadBalance: Send + Sync + Debug {
             return candidates.first().copied();
         }
         let sub = set.subset(&candidates);
-        self.select(&sub, invocation).and_then(|i| candidates.get(i).copied())
+        self.select(&sub, invocation)
+            .and_then(|i| candidates.get(i).copied())
     }
 }
 
 /// The `loadbalance` names [`by_name`] knows.
-pub const NAMES: [&str; 6] =
-    ["random", "roundrobin", "leastactive", "shortestresponse", "consistenthash", "p2c"];
+pub const NAMES: [&str; 6] = [
+    "random",
+    "roundrobin",
+    "leastactive",
+    "shortestresponse",
+    "consistenthash",
+    "p2c",
+];
 
 static INSTANCES: LazyLock<[Arc<dyn LoadBalance>; 6]> = LazyLock::new(|| {
     [
@@ -193,7 +202,11 @@ impl Rand {
 /// warm-up at a fixed `now`.
 pub(crate) enum WeightView<'a> {
     Static(&'a StaticWeights),
-    Dynamic { set: &'a InvokerSet, method: &'a str, now: i64 },
+    Dynamic {
+        set: &'a InvokerSet,
+        method: &'a str,
+        now: i64,
+    },
 }
 
 impl WeightView<'_> {
@@ -285,12 +298,17 @@ pub(crate) fn pick_min_weighted<K: PartialOrd + Copy>(
 /// Per-(service key, method) state of a balancer, found without allocating.
 #[derive(Debug)]
 pub(crate) struct KeyedCache<V> {
-    map: RwLock<FxHashMap<Arc<str>, FxHashMap<Box<str>, Arc<V>>>>,
+    map: RwLock<FxHashMap<Arc<str>, PerMethod<V>>>,
 }
+
+/// Method name → state.
+type PerMethod<V> = FxHashMap<Box<str>, Arc<V>>;
 
 impl<V> Default for KeyedCache<V> {
     fn default() -> Self {
-        KeyedCache { map: RwLock::new(FxHashMap::default()) }
+        KeyedCache {
+            map: RwLock::new(FxHashMap::default()),
+        }
     }
 }
 
@@ -322,6 +340,10 @@ impl<V> KeyedCache<V> {
 
     /// The state of (`service_key`, `method`) if it exists.
     pub(crate) fn get(&self, service_key: &str, method: &str) -> Option<Arc<V>> {
-        self.map.read().get(service_key).and_then(|x| x.get(method)).cloned()
+        self.map
+            .read()
+            .get(service_key)
+            .and_then(|x| x.get(method))
+            .cloned()
     }
 }

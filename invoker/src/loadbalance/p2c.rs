@@ -27,12 +27,18 @@ impl Default for P2cLoadBalance {
 impl P2cLoadBalance {
     /// Thread-local randomness, system clock.
     pub fn new() -> Self {
-        P2cLoadBalance { rand: Rand::Thread, clock: Clock::System }
+        P2cLoadBalance {
+            rand: Rand::Thread,
+            clock: Clock::System,
+        }
     }
 
     /// Reproducible choices from `seed`.
     pub fn seeded(seed: u64) -> Self {
-        P2cLoadBalance { rand: Rand::seeded(seed), clock: Clock::System }
+        P2cLoadBalance {
+            rand: Rand::seeded(seed),
+            clock: Clock::System,
+        }
     }
 
     /// Uses `clock` for warm-up.
@@ -68,7 +74,10 @@ impl LoadBalance for P2cLoadBalance {
         let method = invocation.real_method();
         let (la, lb) = set.with_method_statuses(method, |st| (load(st.get(a)), load(st.get(b))));
         let (wa, wb) = with_weights(set, method, &self.clock, |w| (w.get(a), w.get(b)));
-        let (wa, wb) = (u128::from(wa.max(0).unsigned_abs()), u128::from(wb.max(0).unsigned_abs()));
+        let (wa, wb) = (
+            u128::from(wa.max(0).unsigned_abs()),
+            u128::from(wb.max(0).unsigned_abs()),
+        );
         // la / wa vs lb / wb, with weight 0 as infinite load.
         let ord = match (wa, wb) {
             (0, 0) => std::cmp::Ordering::Equal,

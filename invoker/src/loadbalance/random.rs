@@ -24,12 +24,19 @@ impl Default for RandomLoadBalance {
 impl RandomLoadBalance {
     /// Thread-local randomness, system clock, weights always honoured.
     pub fn new() -> Self {
-        RandomLoadBalance { rand: Rand::Thread, clock: Clock::System, first_invoker_rule: false }
+        RandomLoadBalance {
+            rand: Rand::Thread,
+            clock: Clock::System,
+            first_invoker_rule: false,
+        }
     }
 
     /// Reproducible choices from `seed`.
     pub fn seeded(seed: u64) -> Self {
-        RandomLoadBalance { rand: Rand::seeded(seed), ..RandomLoadBalance::new() }
+        RandomLoadBalance {
+            rand: Rand::seeded(seed),
+            ..RandomLoadBalance::new()
+        }
     }
 
     /// Uses `clock` for warm-up.
@@ -49,7 +56,9 @@ impl RandomLoadBalance {
         if !self.first_invoker_rule {
             return true;
         }
-        set.meta().first().is_some_and(|m| m.has_weight(method) || m.has_timestamp())
+        set.meta()
+            .first()
+            .is_some_and(|m| m.has_weight(method) || m.has_timestamp())
     }
 }
 
@@ -96,7 +105,9 @@ impl LoadBalance for RandomLoadBalance {
         if !self.needs_weight(set, method) {
             return Some(self.rand.below(n));
         }
-        Some(with_weights(set, method, &self.clock, |w| pick(&w, n, &self.rand)))
+        Some(with_weights(set, method, &self.clock, |w| {
+            pick(&w, n, &self.rand)
+        }))
     }
 
     fn name(&self) -> &'static str {

@@ -104,7 +104,9 @@ impl Aligned {
         }
         h.picks += 1;
         let picked = {
-            let Some(mut top) = h.heap.peek_mut() else { return 0 };
+            let Some(mut top) = h.heap.peek_mut() else {
+                return 0;
+            };
             let i = top.1 .0;
             top.0 -= n * w;
             i as usize
@@ -152,7 +154,11 @@ impl State {
             .collect();
         self.map_len.store(map.len(), Ordering::Relaxed);
         self.next_recycle.store(i64::MIN, Ordering::Relaxed);
-        let a = Arc::new(Aligned { content_hash: set.content_hash(), entries, ..Aligned::default() });
+        let a = Arc::new(Aligned {
+            content_hash: set.content_hash(),
+            entries,
+            ..Aligned::default()
+        });
         self.aligned.store(a.clone());
         a
     }
@@ -160,7 +166,9 @@ impl State {
     /// Purges entries older than the recycle period (only while sizes differ; checked at most
     /// when the oldest stale entry can have expired).
     fn recycle(&self, aligned: &Aligned, n: usize, now: i64) {
-        if self.map_len.load(Ordering::Relaxed) == n || now < self.next_recycle.load(Ordering::Relaxed) {
+        if self.map_len.load(Ordering::Relaxed) == n
+            || now < self.next_recycle.load(Ordering::Relaxed)
+        {
             return;
         }
         if aligned.heap_active.load(Ordering::Acquire) {
@@ -212,7 +220,9 @@ impl RoundRobinLoadBalance {
     /// How many invoker entries the state of (`service_key`, `method`) holds (Dubbo's
     /// `methodWeightMap.get(key).size()`), `None` when there is no state yet.
     pub fn cached_entries(&self, service_key: &str, method: &str) -> Option<usize> {
-        self.states.get(service_key, method).map(|s| s.by_identity.lock().len())
+        self.states
+            .get(service_key, method)
+            .map(|s| s.by_identity.lock().len())
     }
 }
 
@@ -226,49 +236,51 @@ impl LoadBalance for RoundRobinLoadBalance {
         }
         let method = invocation.real_method();
         let now = self.clock.now_ms();
-        let picked = self.states.with(set.service_key(), method, State::default, |st| {
-            let guard = st.aligned.load();
-            let owned;
-            let aligned: &Aligned =
-                if guard.content_hash == set.content_hash() && guard.entries.len() == n {
-                    &guard
-                } else {
-                    owned = st.align(set, now);
-                    &owned
-                };
-            let picked = with_weights(set, method, &self.clock, |w| {
-                if let WeightView::Static(sw) = &w {
-                    let first = sw.weights().first().copied().unwrap_or(0);
-                    if sw.all_equal() && first > 0 {
-                        return aligned.pick_equal(i64::from(first));
+        let picked = self
+            .states
+            .with(set.service_key(), method, State::default, |st| {
+                let guard = st.aligned.load();
+                let owned;
+                let aligned: &Aligned =
+                    if guard.content_hash == set.content_hash() && guard.entries.len() == n {
+                        &guard
+                    } else {
+                        owned = st.align(set, now);
+                        &owned
+                    };
+                let picked = with_weights(set, method, &self.clock, |w| {
+                    if let WeightView::Static(sw) = &w {
+                        let first = sw.weights().first().copied().unwrap_or(0);
+                        if sw.all_equal() && first > 0 {
+                            return aligned.pick_equal(i64::from(first));
+                        }
                     }
-                }
-                if aligned.heap_active.load(Ordering::Acquire) {
-                    aligned.materialize(now);
-                }
-                let (mut max, mut picked, mut total) = (i64::MIN, 0usize, 0i64);
-                for (i, e) in aligned.entries.iter().enumerate() {
-                    let weight = i64::from(w.get(i));
-                    if e.weight.load(Ordering::Relaxed) != weight {
-                        e.weight.store(weight, Ordering::Relaxed);
-                        e.current.store(0, Ordering::Relaxed);
+                    if aligned.heap_active.load(Ordering::Acquire) {
+                        aligned.materialize(now);
                     }
-                    let cur = e.current.fetch_add(weight, Ordering::Relaxed) + weight;
-                    e.last_update.store(now, Ordering::Relaxed);
-                    if cur > max {
-                        max = cur;
-                        picked = i;
+                    let (mut max, mut picked, mut total) = (i64::MIN, 0usize, 0i64);
+                    for (i, e) in aligned.entries.iter().enumerate() {
+                        let weight = i64::from(w.get(i));
+                        if e.weight.load(Ordering::Relaxed) != weight {
+                            e.weight.store(weight, Ordering::Relaxed);
+                            e.current.store(0, Ordering::Relaxed);
+                        }
+                        let cur = e.current.fetch_add(weight, Ordering::Relaxed) + weight;
+                        e.last_update.store(now, Ordering::Relaxed);
+                        if cur > max {
+                            max = cur;
+                            picked = i;
+                        }
+                        total += weight;
                     }
-                    total += weight;
-                }
-                if let Some(e) = aligned.entries.get(picked) {
-                    e.current.fetch_sub(total, Ordering::Relaxed);
-                }
+                    if let Some(e) = aligned.entries.get(picked) {
+                        e.current.fetch_sub(total, Ordering::Relaxed);
+                    }
+                    picked
+                });
+                st.recycle(aligned, n, now);
                 picked
             });
-            st.recycle(aligned, n, now);
-            picked
-        });
         Some(picked)
     }
 

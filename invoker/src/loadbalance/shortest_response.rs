@@ -39,7 +39,10 @@ impl ShortestResponseLoadBalance {
 
     /// Reproducible tie-breaking from `seed`.
     pub fn seeded(seed: u64) -> Self {
-        ShortestResponseLoadBalance { rand: Rand::seeded(seed), ..ShortestResponseLoadBalance::new() }
+        ShortestResponseLoadBalance {
+            rand: Rand::seeded(seed),
+            ..ShortestResponseLoadBalance::new()
+        }
     }
 
     /// Uses `clock` for the window and warm-up.
