@@ -550,3 +550,18 @@ mod broadcast_prop {
         }
     }
 }
+
+#[tokio::test]
+async fn destroying_the_reference_destroys_the_directory() {
+    let inv = [Scripted::new(0, ok("x"))];
+    let dir = Arc::new(invoker::directory::static_directory::StaticDirectory::new(
+        consumer(""),
+        vec![inv[0].clone() as invoker::rpc::SharedInvoker],
+    ));
+    let c = cluster::join(dir.clone());
+    c.invoke(&call()).await.unwrap();
+    c.destroy();
+    c.destroy();
+    assert!(dir.is_destroyed());
+    assert!(c.invoke(&call()).await.is_err());
+}

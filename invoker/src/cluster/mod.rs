@@ -231,10 +231,16 @@ impl Invoker for ClusterInvoker {
         }
     }
 
+    /// Destroys the cluster (later calls fail), stops failback retries and destroys the
+    /// directory, as Dubbo's `AbstractClusterInvoker#destroy` does. Idempotent.
     fn destroy(&self) {
+        if self.core.is_destroyed() {
+            return;
+        }
         self.core.destroy();
         if let Some(fb) = &self.failback {
             fb.stop();
         }
+        self.core.directory().destroy();
     }
 }

@@ -100,4 +100,8 @@ impl Directory for StaticDirectory {
     fn is_available(&self) -> bool {
         !self.is_destroyed() && self.invokers.invokers().iter().any(|i| i.is_available())
     }
+
+    fn destroy(&self) {
+        StaticDirectory::destroy(self);
+    }
 }
