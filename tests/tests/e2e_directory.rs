@@ -102,7 +102,9 @@ fn delta(after: &BTreeMap<i32, usize>, before: &BTreeMap<i32, usize>, port: i32)
 
 /// The scenario, against any registry pair (provider side, consumer side).
 async fn scenario(providers_reg: Arc<dyn Registry>, consumer_reg: Arc<dyn Registry>, iface: &str) {
-    let ps: Vec<Url> = [20881u16, 20882, 20883].iter().map(|p| provider_url(iface, *p, "")).collect();
+    // warmup=0: full weight from the start, so round robin is exact however slow the run.
+    let ps: Vec<Url> =
+        [20881u16, 20882, 20883].iter().map(|p| provider_url(iface, *p, "warmup=0")).collect();
     for p in &ps {
         providers_reg.register(p).await.expect("register provider");
     }
