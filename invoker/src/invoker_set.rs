@@ -2,8 +2,9 @@
 //! (weights, warm-up, identities), built once per directory snapshot, never per call.
 //!
 //! Per invoker ([`InvokerMeta`]): the service-level `weight`, the method-level `<m>.weight`
-//! values, `timestamp`, `warmup`, the address `host:port`, the identity string
-//! (`to_identity_string()`) and a lazily created handle to its [`ServiceStatus`] counters.
+//! values, `timestamp`, `warmup`, the identity string (`to_identity_string()`) and a lazily
+//! created handle to its [`ServiceStatus`] counters. (The address `host:port` is read from the
+//! URL only when a consistent-hash ring is built.)
 //! Per set: the first invoker's service key, a content hash of the identities (load balancers
 //! use it to invalidate per-set caches such as consistent-hash rings), the static weights
 //! (cumulative array, total, all-equal flag) and the instant after which no invoker is warming
@@ -61,8 +62,6 @@ fn clamp_i32(v: i64) -> i32 {
 pub struct InvokerMeta {
     identity: Arc<str>,
     identity_hash: u64,
-    address: Box<str>,
-    service_key: Option<Arc<str>>,
     /// `getParameter("weight", 100)`.
     weight: i32,
     /// `weight` is present and non-empty.
@@ -80,7 +79,6 @@ pub struct InvokerMeta {
 impl fmt::Debug for InvokerMeta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InvokerMeta")
-            .field("address", &self.address)
             .field("weight", &self.weight)
             .field("timestamp", &self.timestamp)
             .field("warmup", &self.warmup)
@@ -106,8 +104,6 @@ impl InvokerMeta {
         InvokerMeta {
             identity,
             identity_hash: h.finish(),
-            address: url.address().unwrap_or_default().into_boxed_str(),
-            service_key: url.service_key().map(Arc::from),
             weight: clamp_i32(url.param_i64("weight", i64::from(DEFAULT_WEIGHT))),
             has_weight: url.has_param("weight"),
             method_weights: method_weights.into_boxed_slice(),
@@ -122,16 +118,6 @@ impl InvokerMeta {
     /// `to_identity_string()` of the URL (may contain credentials: do not log).
     pub fn identity(&self) -> &Arc<str> {
         &self.identity
-    }
-
-    /// `host:port` (or `host` without a port): the consistent-hash node name.
-    pub fn address(&self) -> &str {
-        &self.address
-    }
-
-    /// The service key of the URL, if it has an interface.
-    pub fn service_key(&self) -> Option<&Arc<str>> {
-        self.service_key.as_ref()
     }
 
     /// `timestamp` (0 when absent).
@@ -353,10 +339,10 @@ impl InvokerSet {
         for m in meta.iter() {
             h.write_u64(m.identity_hash);
         }
-        let service_key = meta
+        let service_key: Arc<str> = invokers
             .first()
-            .and_then(|m| m.service_key.clone())
-            .unwrap_or_else(|| Arc::from(""));
+            .and_then(|i| i.url().service_key())
+            .map_or_else(|| Arc::from(""), Arc::from);
         let service_weights =
             StaticWeights::new(meta.iter().map(|m| m.weight_at("", i64::MAX)).collect());
         let mut weighted: Vec<Box<str>> = meta

@@ -136,7 +136,12 @@ impl ConsistentHashLoadBalance {
                 .collect();
             (replicas, args)
         });
-        let points = ring_points(set.meta().iter().map(|m| m.address()), replicas);
+        let addresses: Vec<String> = set
+            .invokers()
+            .iter()
+            .map(|i| i.url().address().unwrap_or_default())
+            .collect();
+        let points = ring_points(addresses.iter().map(String::as_str), replicas);
         Ring {
             content_hash: set.content_hash(),
             first: first.map(Arc::downgrade),
