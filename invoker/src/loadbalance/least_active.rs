@@ -54,7 +54,7 @@ impl LoadBalance for LeastActiveLoadBalance {
         let method = invocation.real_method();
         Some(set.with_method_statuses(method, |st| {
             with_weights(set, method, &self.clock, |w| {
-                pick_min_weighted(n, |i| st.get(i).map_or(0, |s| s.active()), &w, &self.rand)
+                pick_min_weighted(st.iter().map(|s| s.active()), &w, &self.rand)
             })
         }))
     }

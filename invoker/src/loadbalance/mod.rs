@@ -241,57 +241,76 @@ thread_local! {
 }
 
 /// Dubbo's "keep the minimum, then weighted random among the ties" (least active, shortest
-/// response). `key(i)` is the value to minimise. Uses a thread-local scratch buffer: no
-/// allocation once it has grown.
+/// response). `keys` yields the value to minimise per invoker, in list order. Uses a
+/// thread-local scratch buffer: no allocation once it has grown.
 pub(crate) fn pick_min_weighted<K: PartialOrd + Copy>(
-    n: usize,
-    key: impl Fn(usize) -> K,
+    keys: impl Iterator<Item = K>,
     weights: &WeightView<'_>,
     rand: &Rand,
 ) -> usize {
+    match weights {
+        // Equal static weights: the weighted branch can never apply.
+        WeightView::Static(w) if w.all_equal() => pick_min(keys, |_| 1, rand),
+        WeightView::Static(w) => {
+            let ws = w.weights();
+            pick_min(keys, |i| ws.get(i).copied().unwrap_or(0), rand)
+        }
+        dynamic => pick_min(keys, |i| dynamic.get(i), rand),
+    }
+}
+
+fn pick_min<K: PartialOrd + Copy>(
+    keys: impl Iterator<Item = K>,
+    weight: impl Fn(usize) -> i32,
+    rand: &Rand,
+) -> usize {
     SCRATCH.with(|s| {
-        let Ok(mut ties) = s.try_borrow_mut() else {
-            // Re-entrant use (cannot happen in practice): fall back to the first minimum.
-            return (0..n).fold(0, |best, i| if key(i) < key(best) { i } else { best });
+        let mut local = Vec::new();
+        let mut borrowed = s.try_borrow_mut();
+        // Re-entrant use cannot happen in practice; a local buffer keeps it correct anyway.
+        let ties: &mut Vec<u32> = match borrowed.as_deref_mut() {
+            Ok(v) => v,
+            Err(_) => &mut local,
         };
         ties.clear();
         let mut least: Option<K> = None;
         let (mut total, mut first_weight, mut same) = (0i64, 0i32, true);
-        for i in 0..n {
-            let k = key(i);
-            let w = weights.get(i);
+        for (i, k) in keys.enumerate() {
+            let idx = u32::try_from(i).unwrap_or(u32::MAX);
             match least {
                 Some(l) if k > l => {}
                 Some(l) if k == l => {
-                    ties.push(u32::try_from(i).unwrap_or(u32::MAX));
+                    let w = weight(i);
+                    ties.push(idx);
                     total += i64::from(w);
-                    if same && w != first_weight {
-                        same = false;
-                    }
+                    same &= w == first_weight;
                 }
                 _ => {
+                    let w = weight(i);
                     least = Some(k);
                     ties.clear();
-                    ties.push(u32::try_from(i).unwrap_or(u32::MAX));
+                    ties.push(idx);
                     total = i64::from(w);
                     first_weight = w;
                     same = true;
                 }
             }
         }
-        if ties.len() == 1 {
-            return ties[0] as usize;
+        match ties.len() {
+            0 => return 0,
+            1 => return ties[0] as usize,
+            _ => {}
         }
         if !same && total > 0 {
             let mut offset = rand.below_i64(total);
             for &i in ties.iter() {
-                offset -= i64::from(weights.get(i as usize));
+                offset -= i64::from(weight(i as usize));
                 if offset < 0 {
                     return i as usize;
                 }
             }
         }
-        ties[rand.below(ties.len().max(1))] as usize
+        ties[rand.below(ties.len())] as usize
     })
 }
 

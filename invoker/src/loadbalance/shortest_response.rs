@@ -73,8 +73,7 @@ impl LoadBalance for ShortestResponseLoadBalance {
         Some(set.with_method_statuses(method, |st| {
             with_weights(set, method, &self.clock, |w| {
                 pick_min_weighted(
-                    n,
-                    |i| st.get(i).map_or(0, |s| s.estimate_response_us(window)),
+                    st.iter().map(|s| s.estimate_response_us(window)),
                     &w,
                     &self.rand,
                 )
