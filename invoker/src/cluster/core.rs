@@ -32,7 +32,8 @@ pub struct ClusterCore {
     directory: Arc<dyn Directory>,
     url: Url,
     destroyed: AtomicBool,
-    sticky: Mutex<Option<SharedInvoker>>,
+    /// The sticky invoker and its index in the last list (a lookup hint).
+    sticky: Mutex<Option<(SharedInvoker, usize)>>,
     lb_override: Option<Arc<dyn LoadBalance>>,
     lb_cache: RwLock<Vec<NamedBalancer>>,
     reselect_count: usize,
@@ -177,19 +178,35 @@ impl ClusterCore {
         let available_check = self.available_check();
         if sticky {
             let mut guard = self.sticky.lock();
-            if let Some(s) = guard.as_ref() {
-                if !contains(set.invokers(), s) {
+            if let Some((s, hint)) = guard.as_mut() {
+                // O(1) when the sticky invoker kept its index; else one scan.
+                let still_listed = set.get(*hint).is_some_and(|i| Arc::ptr_eq(i, s))
+                    || match set.invokers().iter().position(|i| Arc::ptr_eq(i, s)) {
+                        Some(p) => {
+                            *hint = p;
+                            true
+                        }
+                        None => false,
+                    };
+                if !still_listed {
                     *guard = None;
                 }
             }
-            if let Some(s) = guard.as_ref() {
+            if let Some((s, _)) = guard.as_ref() {
                 if !contains(selected, s) && available_check && s.is_available() {
                     return Some(s.clone());
                 }
             }
             drop(guard);
             let chosen = self.do_select(lb, invocation, set, selected, available_check);
-            *self.sticky.lock() = chosen.clone();
+            *self.sticky.lock() = chosen.as_ref().map(|c| {
+                let hint = set
+                    .invokers()
+                    .iter()
+                    .position(|i| Arc::ptr_eq(i, c))
+                    .unwrap_or(0);
+                (c.clone(), hint)
+            });
             return chosen;
         }
         self.do_select(lb, invocation, set, selected, available_check)
