@@ -15,6 +15,10 @@
 //! | `forking` | `forks` parallel calls, first answer wins, `timeout` bounds the wait |
 //! | `broadcast` | call every provider; `broadcast.fail.percent` stops early |
 //! | `available` | the first available provider, no load balancing |
+//!
+//! Runtime: calls run on the caller's Tokio runtime. `forking` (its `timeout`) and `failback`
+//! (its background retries, spawned on the current runtime) need the time driver enabled
+//! (`#[tokio::main]` and `Runtime::new()` enable it).
 
 pub mod broadcast;
 pub mod core;
