@@ -241,7 +241,52 @@ fn mock_value(v: &Value) -> Outcome {
                 Err(e) => Outcome::Fail(format!("parseMockValue({mock:?}) failed: {e}")),
             }
         }
+        "invoke" | "mockInvoke" | "MockInvoker.invoke" => mock_invoke(v),
         op => Outcome::Skip(format!("mock_value op {op:?}")),
+    }
+}
+
+/// `MockInvoker.invoke` with `mock=<mock>` on the URL (for the vector's `method`).
+fn mock_invoke(v: &Value) -> Outcome {
+    let Some(mock) = s(v, "mock") else {
+        return Outcome::Skip("mock invoke without a mock string".into());
+    };
+    let method = s(v, "method").unwrap_or("sayHello");
+    let url = Url::builder("consumer")
+        .host("127.0.0.1")
+        .path("IHelloService")
+        .param("mock", mock)
+        .build();
+    let registry = Arc::new(MockRegistry::new());
+    registry.register_impl("IHelloServiceMock", Arc::new(hello_mock));
+    let invoker = invoker::mock::MockInvoker::new(url, "IHelloService", registry);
+    let mut inv = Invocation::new(method.to_owned());
+    if let Some(rt) = s(v, "return_type").or_else(|| hello_return_type(method)) {
+        inv = inv.with_return_type(rt);
+    }
+    let got = invoker.answer(&inv);
+    let error = ["expected_error", "throws", "expected_exception"]
+        .iter()
+        .find_map(|k| v.get(*k));
+    if let Some(err) = error {
+        return match &got {
+            Ok(r) => Outcome::Fail(format!("expected an error, got {}", r.value)),
+            Err(e) => match err.as_str() {
+                Some(text) => error_matches(method, text, e),
+                None => Outcome::Pass,
+            },
+        };
+    }
+    let expected = v
+        .get("expected_json")
+        .or_else(|| v.get("expected"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    match got {
+        Ok(r) => Outcome::check(values_equal(&expected, &r.value), || {
+            format!("mock {mock:?}: expected {expected}, got {}", r.value)
+        }),
+        Err(e) => Outcome::Fail(format!("mock {mock:?}: expected {expected}, got error {e}")),
     }
 }
 
