@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
-use invoker::rpc::{Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker};
+use invoker::rpc::{
+    Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker,
+};
 use registry_core::{MemoryRegistry, Registry, Url};
 use tests::contract::{consumer_url, provider_url};
 
@@ -36,7 +38,8 @@ impl Invoker for Recording {
     async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let mut r = RpcResponse::empty();
-        r.attachments.insert("address".into(), self.url.address().unwrap_or_default());
+        r.attachments
+            .insert("address".into(), self.url.address().unwrap_or_default());
         Ok(r)
     }
     fn destroy(&self) {
@@ -89,10 +92,20 @@ fn ports(dir: &RegistryDirectory) -> Vec<i32> {
 
 async fn call_n(cluster: &SharedInvoker, n: usize, expect_ports: &[i32]) {
     for _ in 0..n {
-        let r = cluster.invoke(&Invocation::new("sayHello")).await.expect("call");
+        let r = cluster
+            .invoke(&Invocation::new("sayHello"))
+            .await
+            .expect("call");
         let addr = r.attachments.get("address").cloned().unwrap_or_default();
-        let port: i32 = addr.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        assert!(expect_ports.contains(&port), "call landed on {addr}, expected one of {expect_ports:?}");
+        let port: i32 = addr
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        assert!(
+            expect_ports.contains(&port),
+            "call landed on {addr}, expected one of {expect_ports:?}"
+        );
     }
 }
 
@@ -103,17 +116,31 @@ fn delta(after: &BTreeMap<i32, usize>, before: &BTreeMap<i32, usize>, port: i32)
 /// The scenario, against any registry pair (provider side, consumer side).
 async fn scenario(providers_reg: Arc<dyn Registry>, consumer_reg: Arc<dyn Registry>, iface: &str) {
     // warmup=0: full weight from the start, so round robin is exact however slow the run.
-    let ps: Vec<Url> =
-        [20881u16, 20882, 20883].iter().map(|p| provider_url(iface, *p, "warmup=0")).collect();
+    let ps: Vec<Url> = [20881u16, 20882, 20883]
+        .iter()
+        .map(|p| provider_url(iface, *p, "warmup=0"))
+        .collect();
     for p in &ps {
         providers_reg.register(p).await.expect("register provider");
     }
     let factory = Arc::new(Factory::default());
-    let consumer = consumer_url(iface, "providers,configurators,routers", "loadbalance=roundrobin");
-    let dir = RegistryDirectory::subscribe(consumer_reg.clone(), consumer, factory.clone(), DirectoryOptions::default())
-        .await
-        .expect("subscribe");
-    assert!(dir.wait_ready().await || dir.is_ready(), "directory never got a first list");
+    let consumer = consumer_url(
+        iface,
+        "providers,configurators,routers",
+        "loadbalance=roundrobin",
+    );
+    let dir = RegistryDirectory::subscribe(
+        consumer_reg.clone(),
+        consumer,
+        factory.clone(),
+        DirectoryOptions::default(),
+    )
+    .await
+    .expect("subscribe");
+    assert!(
+        dir.wait_ready().await || dir.is_ready(),
+        "directory never got a first list"
+    );
     tests::eventually("three providers in the directory", T, || {
         let ok = ports(&dir) == [20881, 20882, 20883];
         async move { ok.then_some(()) }
@@ -125,7 +152,11 @@ async fn scenario(providers_reg: Arc<dyn Registry>, consumer_reg: Arc<dyn Regist
     call_n(&cluster, 30, &[20881, 20882, 20883]).await;
     let after_first = factory.calls_by_port();
     for p in [20881, 20882, 20883] {
-        assert_eq!(after_first.get(&p), Some(&10), "round robin share of {p}: {after_first:?}");
+        assert_eq!(
+            after_first.get(&p),
+            Some(&10),
+            "round robin share of {p}: {after_first:?}"
+        );
     }
 
     // Remove one provider: once the directory's snapshot drops it, it gets no more calls.
@@ -138,20 +169,35 @@ async fn scenario(providers_reg: Arc<dyn Registry>, consumer_reg: Arc<dyn Regist
     let before = factory.calls_by_port();
     call_n(&cluster, 20, &[20881, 20883]).await;
     let after = factory.calls_by_port();
-    assert_eq!(delta(&after, &before, 20882), 0, "removed provider was called: {after:?}");
+    assert_eq!(
+        delta(&after, &before, 20882),
+        0,
+        "removed provider was called: {after:?}"
+    );
     assert_eq!(delta(&after, &before, 20881), 10);
     assert_eq!(delta(&after, &before, 20883), 10);
-    assert!(factory.destroyed(20882), "the removed provider's invoker is destroyed");
+    assert!(
+        factory.destroyed(20882),
+        "the removed provider's invoker is destroyed"
+    );
 
     // Every provider gone: empty:// forbids calls.
     providers_reg.unregister(&ps[0]).await.expect("unregister");
     providers_reg.unregister(&ps[2]).await.expect("unregister");
-    tests::eventually("directory forbidden after the last provider left", T, || {
-        let forbidden = matches!(dir.list(&Invocation::new("sayHello")), Err(e) if e.is_forbidden());
-        async move { forbidden.then_some(()) }
-    })
+    tests::eventually(
+        "directory forbidden after the last provider left",
+        T,
+        || {
+            let forbidden =
+                matches!(dir.list(&Invocation::new("sayHello")), Err(e) if e.is_forbidden());
+            async move { forbidden.then_some(()) }
+        },
+    )
     .await;
-    let err = cluster.invoke(&Invocation::new("sayHello")).await.expect_err("no provider");
+    let err = cluster
+        .invoke(&Invocation::new("sayHello"))
+        .await
+        .expect_err("no provider");
     assert!(err.message.contains("No provider available"), "{err}");
 
     dir.destroy();
@@ -167,20 +213,33 @@ async fn e2e_memory_registry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e2e_zookeeper() {
-    let Some(addr) = tests::zk_addr("e2e_zookeeper") else { return };
+    let Some(addr) = tests::zk_addr("e2e_zookeeper") else {
+        return;
+    };
     let url = Url::parse(&format!(
         "zookeeper://{addr}?group={}&timeout=10000&session=10000",
         tests::unique("e2e-zk")
     ))
     .unwrap();
-    let providers = registry_zk::ZookeeperRegistry::connect(&url).await.expect("zk provider side");
-    let consumers = registry_zk::ZookeeperRegistry::connect(&url).await.expect("zk consumer side");
-    scenario(Arc::new(providers), Arc::new(consumers), "org.e2e.ZkService").await;
+    let providers = registry_zk::ZookeeperRegistry::connect(&url)
+        .await
+        .expect("zk provider side");
+    let consumers = registry_zk::ZookeeperRegistry::connect(&url)
+        .await
+        .expect("zk consumer side");
+    scenario(
+        Arc::new(providers),
+        Arc::new(consumers),
+        "org.e2e.ZkService",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e2e_nacos() {
-    let Some(addr) = tests::nacos_addr("e2e_nacos") else { return };
+    let Some(addr) = tests::nacos_addr("e2e_nacos") else {
+        return;
+    };
     let url = Url::parse(&format!(
         "nacos://{addr}?group={}&nacos.poll-interval=200",
         tests::unique("e2e-nacos")
@@ -188,5 +247,10 @@ async fn e2e_nacos() {
     .unwrap();
     let providers = registry_nacos::nacos_registry(&url).expect("nacos provider side");
     let consumers = registry_nacos::nacos_registry(&url).expect("nacos consumer side");
-    scenario(Arc::new(providers), Arc::new(consumers), "org.e2e.NacosService").await;
+    scenario(
+        Arc::new(providers),
+        Arc::new(consumers),
+        "org.e2e.NacosService",
+    )
+    .await;
 }

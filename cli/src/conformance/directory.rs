@@ -96,7 +96,11 @@ fn configurator_order(v: &Value) -> Outcome {
         .collect();
     Outcome::check(got == expected, || {
         let show = |l: &[Url]| l.iter().map(Url::to_string).collect::<Vec<_>>();
-        format!("apply order: expected {:?}, got {:?}", show(&expected), show(&got))
+        format!(
+            "apply order: expected {:?}, got {:?}",
+            show(&expected),
+            show(&got)
+        )
     })
 }
 
@@ -108,15 +112,29 @@ fn merge(v: &Value) -> Outcome {
     let consumer: Vec<(&str, &str)> = v
         .get("consumer_params")
         .and_then(Value::as_object)
-        .map(|m| m.iter().filter_map(|(k, x)| x.as_str().map(|x| (k.as_str(), x))).collect())
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, x)| x.as_str().map(|x| (k.as_str(), x)))
+                .collect()
+        })
         .unwrap_or_default();
     let merged = merge_url(&provider, consumer.iter().copied());
     let mut checks = Vec::new();
-    for k in v.get("expected_absent").and_then(Value::as_array).into_iter().flatten() {
+    for k in v
+        .get("expected_absent")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let k = k.as_str().unwrap_or("");
         checks.push(expect_eq(&format!("absent {k}"), None, merged.param(k)));
     }
-    for (k, want) in v.get("expected").and_then(Value::as_object).into_iter().flatten() {
+    for (k, want) in v
+        .get("expected")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         let want = want.as_str();
         let got = match k.as_str() {
             "path" => merged.path(),
@@ -146,7 +164,10 @@ impl RecordingFactory {
 
 impl InvokerFactory for RecordingFactory {
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        *self.refers().entry(provider.address().unwrap_or_default()).or_default() += 1;
+        *self
+            .refers()
+            .entry(provider.address().unwrap_or_default())
+            .or_default() += 1;
         NoopFactory.refer(provider)
     }
 }
@@ -157,7 +178,10 @@ fn consumer_url(v: &Value) -> Result<Url, Outcome> {
         .and_then(|m| m.get("interface"))
         .and_then(Value::as_str)
         .ok_or_else(|| Outcome::Skip("no consumer_refer.interface".into()))?;
-    let mut b = Url::builder("consumer").host(local_host(v)).path(iface).param("side", "consumer");
+    let mut b = Url::builder("consumer")
+        .host(local_host(v))
+        .path(iface)
+        .param("side", "consumer");
     for (k, x) in refer.into_iter().flatten() {
         if let Some(x) = x.as_str() {
             b = b.param(k, x);
@@ -197,7 +221,10 @@ fn registry_directory(v: &Value) -> Outcome {
     // 3.x: a configurator without an interface path is not applied by us (Dubbo 3.2+ throws
     // a NullPointerException). When the vector passes once the path is put in, that is the
     // documented divergence.
-    let (second, rewritten) = (run_directory_steps(v, &consumer, compat, true), uses_pathless(v));
+    let (second, rewritten) = (
+        run_directory_steps(v, &consumer, compat, true),
+        uses_pathless(v),
+    );
     if rewritten && second == Outcome::Pass {
         return Outcome::Diverge {
             rule: "configurator-without-interface",
@@ -208,13 +235,24 @@ fn registry_directory(v: &Value) -> Outcome {
 }
 
 fn uses_pathless(v: &Value) -> bool {
-    v.get("steps").and_then(Value::as_array).into_iter().flatten().any(|st| {
-        st.get("notify").and_then(Value::as_array).into_iter().flatten().any(|u| {
-            u.as_str().and_then(|s| Url::parse(s).ok()).is_some_and(|u| {
-                matches!(u.protocol(), Some("override") | Some("absent")) && u.path().is_none()
-            })
+    v.get("steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|st| {
+            st.get("notify")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|u| {
+                    u.as_str()
+                        .and_then(|s| Url::parse(s).ok())
+                        .is_some_and(|u| {
+                            matches!(u.protocol(), Some("override") | Some("absent"))
+                                && u.path().is_none()
+                        })
+                })
         })
-    })
 }
 
 fn run_directory_steps(v: &Value, consumer: &Url, compat: DubboCompat, add_paths: bool) -> Outcome {
@@ -224,7 +262,10 @@ fn run_directory_steps(v: &Value, consumer: &Url, compat: DubboCompat, add_paths
     let factory = Arc::new(RecordingFactory::default());
     let dir = RegistryDirectory::new(
         consumer.clone(),
-        Url::builder("zookeeper").host("127.0.0.1").port(2181).build(),
+        Url::builder("zookeeper")
+            .host("127.0.0.1")
+            .port(2181)
+            .build(),
         factory.clone(),
         DirectoryOptions::for_compat(compat),
     );
@@ -264,7 +305,8 @@ fn run_directory_steps(v: &Value, consumer: &Url, compat: DubboCompat, add_paths
         if let Some(expect) = st.get("expect_rereferenced").and_then(Value::as_object) {
             let now = factory.refers().clone();
             for (addr, want) in expect {
-                let got = now.get(addr).copied().unwrap_or(0) > before_last_notify.get(addr).copied().unwrap_or(0);
+                let got = now.get(addr).copied().unwrap_or(0)
+                    > before_last_notify.get(addr).copied().unwrap_or(0);
                 let o = expect_eq(&format!("re-referred {addr}"), want.as_bool(), Some(got));
                 if o != Outcome::Pass {
                     return at(o);
@@ -289,8 +331,13 @@ fn list_step(dir: &RegistryDirectory, st: &Value) -> Outcome {
     let result = dir.list(&Invocation::new(method));
     if let Some(want) = s(st, "expect_error_message_contains") {
         return match result {
-            Err(e) => Outcome::check(e.message.contains(want), || format!("error {:?} lacks {want:?}", e.message)),
-            Ok(set) => Outcome::Fail(format!("expected an error containing {want:?}, got {} invokers", set.len())),
+            Err(e) => Outcome::check(e.message.contains(want), || {
+                format!("error {:?} lacks {want:?}", e.message)
+            }),
+            Ok(set) => Outcome::Fail(format!(
+                "expected an error containing {want:?}, got {} invokers",
+                set.len()
+            )),
         };
     }
     if let Some(n) = st.get("expect_size_or_forbidden").and_then(Value::as_u64) {
@@ -318,13 +365,20 @@ fn list_step(dir: &RegistryDirectory, st: &Value) -> Outcome {
         match invokers.first() {
             Some(inv) => {
                 for (k, want) in params {
-                    checks.push(expect_eq(&format!("param {k}"), want.as_str(), inv.url().param(k)));
+                    checks.push(expect_eq(
+                        &format!("param {k}"),
+                        want.as_str(),
+                        inv.url().param(k),
+                    ));
                 }
             }
             None => checks.push(Outcome::Fail("no invoker to check params on".into())),
         }
     }
-    if let Some(params) = st.get("expect_invoker_param_all").and_then(Value::as_object) {
+    if let Some(params) = st
+        .get("expect_invoker_param_all")
+        .and_then(Value::as_object)
+    {
         for inv in invokers {
             for (k, want) in params {
                 checks.push(expect_eq(
@@ -346,7 +400,12 @@ fn registry_notify(v: &Value) -> Outcome {
         Err(o) => return o,
     };
     let mut urls = Vec::new();
-    for x in v.get("notified_urls").and_then(Value::as_array).into_iter().flatten() {
+    for x in v
+        .get("notified_urls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         match parse("notified URL", x.as_str().unwrap_or("")) {
             Ok(u) => urls.push(u),
             Err(o) => return o,
@@ -366,7 +425,12 @@ fn registry_notify(v: &Value) -> Outcome {
     for call in expected {
         let cat = s(call, "category").unwrap_or("providers").to_owned();
         let mut us = Vec::new();
-        for u in call.get("urls").and_then(Value::as_array).into_iter().flatten() {
+        for u in call
+            .get("urls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             match parse("expected URL", u.as_str().unwrap_or("")) {
                 Ok(u) => us.push(u.to_full_string()),
                 Err(o) => return o,
@@ -378,13 +442,19 @@ fn registry_notify(v: &Value) -> Outcome {
     want.sort();
     let mut got = got;
     got.sort();
-    all([expect_eq("listener calls", want, got), memory_registry_ignores_nothing_new(&consumer)])
+    all([
+        expect_eq("listener calls", want, got),
+        memory_registry_ignores_nothing_new(&consumer),
+    ])
 }
 
 /// The memory registry follows the same rules: a subscriber gets `empty://` (never an empty
 /// list) when nothing is registered.
 fn memory_registry_ignores_nothing_new(consumer: &Url) -> Outcome {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return Outcome::Fail(format!("runtime: {e}")),
     };
@@ -396,7 +466,9 @@ fn memory_registry_ignores_nothing_new(consumer: &Url) -> Outcome {
             Err(e) => return Outcome::Fail(format!("memory subscribe: {e}")),
         };
         match sub.try_next() {
-            Some(n) => Outcome::check(n.is_empty_marker(), || format!("first notification {n:?} is not empty://")),
+            Some(n) => Outcome::check(n.is_empty_marker(), || {
+                format!("first notification {n:?} is not empty://")
+            }),
             None => Outcome::Fail("memory registry queued no first notification".into()),
         }
     })
@@ -409,21 +481,36 @@ fn registry_retry(v: &Value) -> Outcome {
         return Outcome::Skip("no expected".into());
     };
     let policy = registry_core::retry::RetryPolicy::default();
-    let registry = Url::builder("zookeeper").host("127.0.0.1").port(2181).build();
+    let registry = Url::builder("zookeeper")
+        .host("127.0.0.1")
+        .port(2181)
+        .build();
     let from_url = registry_core::retry::RetryPolicy::from_url(&registry);
-    let mut checks = vec![expect_eq("policy from a bare registry URL", policy, from_url)];
+    let mut checks = vec![expect_eq(
+        "policy from a bare registry URL",
+        policy,
+        from_url,
+    )];
     if let Some(t) = exp.get("retry.times_default").and_then(Value::as_i64) {
         let ours = policy.times.map_or(-1, i64::from);
         checks.push(expect_eq("retry.times default", t, ours));
     }
     if let Some(c) = exp.get("check_default").and_then(Value::as_bool) {
-        checks.push(expect_eq("check default", c, registry.param_bool("check", true)));
+        checks.push(expect_eq(
+            "check default",
+            c,
+            registry.param_bool("check", true),
+        ));
     }
     // With retry.period set, the first retry waits at most that period.
     if let Some(p) = exp.get("retry.period_ms_default").and_then(Value::as_u64) {
         let set = registry.with_param("retry.period", &p.to_string());
         let pol = registry_core::retry::RetryPolicy::from_url(&set);
-        checks.push(expect_eq("first delay with retry.period", std::time::Duration::from_millis(p), pol.nominal_delay(0)));
+        checks.push(expect_eq(
+            "first delay with retry.period",
+            std::time::Duration::from_millis(p),
+            pol.nominal_delay(0),
+        ));
         let o = all(checks);
         if o != Outcome::Pass {
             return o;

@@ -13,7 +13,9 @@ use async_trait::async_trait;
 use registry_core::Url;
 
 use super::{DirectoryOptions, RegistryDirectory};
-use crate::rpc::{Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker};
+use crate::rpc::{
+    Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker,
+};
 
 /// An invoker that does nothing (the transport is not what is measured).
 #[derive(Debug)]
@@ -37,7 +39,9 @@ pub struct NoopFactory;
 
 impl InvokerFactory for NoopFactory {
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        Ok(Arc::new(NoopInvoker { url: provider.clone() }))
+        Ok(Arc::new(NoopInvoker {
+            url: provider.clone(),
+        }))
     }
 }
 
@@ -83,14 +87,19 @@ pub fn provider(i: usize, timestamp: u64) -> Url {
 
 /// `providers` distinct provider URLs.
 pub fn provider_list(providers: usize) -> Vec<Url> {
-    (0..providers).map(|i| provider(i, 1_700_000_000_000)).collect()
+    (0..providers)
+        .map(|i| provider(i, 1_700_000_000_000))
+        .collect()
 }
 
 /// A directory already holding `list`.
 pub fn directory_with(list: &[Url]) -> Arc<RegistryDirectory> {
     let dir = RegistryDirectory::new(
         consumer(),
-        Url::builder("zookeeper").host("127.0.0.1").port(2181).build(),
+        Url::builder("zookeeper")
+            .host("127.0.0.1")
+            .port(2181)
+            .build(),
         Arc::new(NoopFactory),
         DirectoryOptions::default(),
     );

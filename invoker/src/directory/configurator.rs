@@ -90,7 +90,10 @@ impl Configurator {
 
     /// `Configurator#compareTo`: host string, then `priority` ascending.
     pub fn apply_order(&self, other: &Configurator) -> Ordering {
-        let (a, b) = (self.url.host().unwrap_or(""), other.url.host().unwrap_or(""));
+        let (a, b) = (
+            self.url.host().unwrap_or(""),
+            other.url.host().unwrap_or(""),
+        );
         a.cmp(b).then(self.priority.cmp(&other.priority))
     }
 
@@ -111,7 +114,9 @@ impl Configurator {
             if cur.is_some() && cur == side {
                 match side {
                     Some("consumer") => return self.configure_if_match(local_host, target, compat),
-                    Some("provider") => return self.configure_if_match(target_host, target, compat),
+                    Some("provider") => {
+                        return self.configure_if_match(target_host, target, compat)
+                    }
                     _ => {}
                 }
             }
@@ -200,7 +205,9 @@ impl Configurator {
 
 /// `url.getApplication(url.getUsername())`: the `application` param, else the user name.
 fn application(u: &Url) -> Option<&str> {
-    u.param("application").filter(|s| !s.is_empty()).or_else(|| u.username())
+    u.param("application")
+        .filter(|s| !s.is_empty())
+        .or_else(|| u.username())
 }
 
 /// `Configurator.toConfigurators(batch)`: `None` for an empty batch (keep the current list);
@@ -264,14 +271,22 @@ mod tests {
         let cfg = "override://foo@0.0.0.0/com.foo.BarService?timeout=200";
         let r = apply(cfg, "dubbo://10.20.153.10:20880/com.foo.BarService?application=foo&timeout=1000&side=consumer", DubboCompat::V3);
         assert_eq!(r.param("timeout"), Some("200"));
-        let r = apply(cfg, "dubbo://10.20.153.11:20880/com.foo.BarService?application=bar&side=consumer", DubboCompat::V3);
+        let r = apply(
+            cfg,
+            "dubbo://10.20.153.11:20880/com.foo.BarService?application=bar&side=consumer",
+            DubboCompat::V3,
+        );
         assert_eq!(r.param("timeout"), None);
     }
 
     #[test]
     fn absent_only_fills_missing_keys() {
         let cfg = "absent://0.0.0.0/S?timeout=200&retries=5";
-        let r = apply(cfg, "dubbo://1.1.1.1:1/S?timeout=1000&side=consumer", DubboCompat::V3);
+        let r = apply(
+            cfg,
+            "dubbo://1.1.1.1:1/S?timeout=1000&side=consumer",
+            DubboCompat::V3,
+        );
         assert_eq!(r.param("timeout"), Some("1000"));
         assert_eq!(r.param("retries"), Some("5"));
     }
@@ -313,8 +328,14 @@ mod tests {
     fn port_and_host_rules_without_config_version() {
         // A port: only that provider.
         let cfg = "override://10.20.30.140:9091/S?disabled=true";
-        assert_eq!(apply(cfg, "dubbo://10.20.30.140:9091/S", DubboCompat::V3).param("disabled"), Some("true"));
-        assert_eq!(apply(cfg, "dubbo://10.20.30.140:9092/S", DubboCompat::V3).param("disabled"), None);
+        assert_eq!(
+            apply(cfg, "dubbo://10.20.30.140:9091/S", DubboCompat::V3).param("disabled"),
+            Some("true")
+        );
+        assert_eq!(
+            apply(cfg, "dubbo://10.20.30.140:9092/S", DubboCompat::V3).param("disabled"),
+            None
+        );
         // No port, consumer target: host must be 0.0.0.0 or the consumer's own IP.
         let mine = "override://10.9.9.9/S?timeout=3";
         let other = "override://10.9.9.8/S?timeout=3";
@@ -324,7 +345,10 @@ mod tests {
         // No port, provider target: only 0.0.0.0.
         let tp = "dubbo://10.9.9.9:1/S?side=provider";
         assert_eq!(apply(mine, tp, DubboCompat::V3).param("timeout"), None);
-        assert_eq!(apply("override://0.0.0.0/S?timeout=3", tp, DubboCompat::V3).param("timeout"), Some("3"));
+        assert_eq!(
+            apply("override://0.0.0.0/S?timeout=3", tp, DubboCompat::V3).param("timeout"),
+            Some("3")
+        );
     }
 
     #[test]
@@ -343,11 +367,23 @@ mod tests {
     #[test]
     fn service_key_check_and_pathless_divergence() {
         let t = "dubbo://1.1.1.1:1/S?side=consumer&interface=S";
-        assert_eq!(apply("override://0.0.0.0/Other?timeout=3", t, DubboCompat::V3).param("timeout"), None);
-        assert_eq!(apply("override://0.0.0.0/*?timeout=3", t, DubboCompat::V3).param("timeout"), Some("3"));
+        assert_eq!(
+            apply("override://0.0.0.0/Other?timeout=3", t, DubboCompat::V3).param("timeout"),
+            None
+        );
+        assert_eq!(
+            apply("override://0.0.0.0/*?timeout=3", t, DubboCompat::V3).param("timeout"),
+            Some("3")
+        );
         // Path-less: not matching on 3.x (Dubbo 3.2+ would NPE), applied on 2.7.
-        assert_eq!(apply("override://0.0.0.0?timeout=3", t, DubboCompat::V3).param("timeout"), None);
-        assert_eq!(apply("override://0.0.0.0?timeout=3", t, DubboCompat::V27).param("timeout"), Some("3"));
+        assert_eq!(
+            apply("override://0.0.0.0?timeout=3", t, DubboCompat::V3).param("timeout"),
+            None
+        );
+        assert_eq!(
+            apply("override://0.0.0.0?timeout=3", t, DubboCompat::V27).param("timeout"),
+            Some("3")
+        );
     }
 
     #[test]
@@ -370,18 +406,38 @@ mod tests {
                 "override://10.20.30.141:9092/S?timeout=4"
             ]
         );
-        let r = configure_all(&cs, &u("dubbo://10.20.30.141:9092/S?side=consumer"), "1.1.1.1", DubboCompat::V3);
+        let r = configure_all(
+            &cs,
+            &u("dubbo://10.20.30.141:9092/S?side=consumer"),
+            "1.1.1.1",
+            DubboCompat::V3,
+        );
         assert_eq!(r.param("timeout"), Some("4"));
     }
 
     #[test]
     fn batch_rules() {
         assert!(to_configurators(&[], DubboCompat::V3).is_none());
-        let cleared = to_configurators(&[u("override://0.0.0.0/S?timeout=1"), u("empty://0.0.0.0/S?category=configurators")], DubboCompat::V3).unwrap();
+        let cleared = to_configurators(
+            &[
+                u("override://0.0.0.0/S?timeout=1"),
+                u("empty://0.0.0.0/S?category=configurators"),
+            ],
+            DubboCompat::V3,
+        )
+        .unwrap();
         assert!(cleared.is_empty());
-        let batch = [u("override://0.0.0.0/S?timeout=3"), u("override://0.0.0.0/S?anyhost=true")];
+        let batch = [
+            u("override://0.0.0.0/S?timeout=3"),
+            u("override://0.0.0.0/S?anyhost=true"),
+        ];
         assert_eq!(to_configurators(&batch, DubboCompat::V3).unwrap().len(), 1);
         assert_eq!(to_configurators(&batch, DubboCompat::V26).unwrap().len(), 0);
-        assert!(to_configurators(&[u("dubbo://0.0.0.0/S?timeout=3&category=configurators")], DubboCompat::V3).unwrap().is_empty());
+        assert!(to_configurators(
+            &[u("dubbo://0.0.0.0/S?timeout=3&category=configurators")],
+            DubboCompat::V3
+        )
+        .unwrap()
+        .is_empty());
     }
 }

@@ -11,8 +11,15 @@ use super::configurator::{configure_all, Configurator};
 use super::options::DubboCompat;
 
 /// Provider keys dropped by the merge (plus their `default.` forms).
-const PROVIDER_DROPPED: [&str; 7] =
-    ["threadname", "threadpool", "corethreads", "threads", "queues", "alive", "transporter"];
+const PROVIDER_DROPPED: [&str; 7] = [
+    "threadname",
+    "threadpool",
+    "corethreads",
+    "threads",
+    "queues",
+    "alive",
+    "transporter",
+];
 
 /// Consumer keys always dropped by the merge.
 const CONSUMER_DROPPED: [&str; 5] = ["release", "dubbo", "methods", "timestamp", "dubbo.tag"];
@@ -32,7 +39,10 @@ pub fn merge_url<'a>(
     provider: &Url,
     consumer: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Url {
-    let local: Vec<(&str, &str)> = consumer.into_iter().filter(|(k, _)| *k != "category").collect();
+    let local: Vec<(&str, &str)> = consumer
+        .into_iter()
+        .filter(|(k, _)| *k != "category")
+        .collect();
     let mut map: Vec<(String, String)> = provider
         .params()
         .filter(|(k, _)| !provider_dropped(k))
@@ -52,7 +62,11 @@ pub fn merge_url<'a>(
         }
         for key in CONCATENATED {
             let remote = provider.param(key).filter(|s| !s.is_empty());
-            let mine = copy.iter().find(|(k, _)| *k == key).map(|(_, v)| *v).filter(|s| !s.is_empty());
+            let mine = copy
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| *v)
+                .filter(|s| !s.is_empty());
             if let (Some(r), Some(l)) = (remote, mine) {
                 map.push((key.to_owned(), format!("{r},{l}")));
             }
@@ -69,10 +83,19 @@ pub fn merge_url_26<'a>(
     provider: &'a Url,
     consumer: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Url {
-    let mut map: Vec<(&str, &str)> =
-        provider.params().filter(|(k, _)| !provider_dropped(k)).collect();
+    let mut map: Vec<(&str, &str)> = provider
+        .params()
+        .filter(|(k, _)| !provider_dropped(k))
+        .collect();
     map.extend(consumer.into_iter().filter(|(k, _)| *k != "category"));
-    for key in ["dubbo", "version", "group", "methods", "default.version", "default.group"] {
+    for key in [
+        "dubbo",
+        "version",
+        "group",
+        "methods",
+        "default.version",
+        "default.group",
+    ] {
         if let Some(v) = provider.param(key).filter(|s| !s.is_empty()) {
             map.push((key, v));
         }
@@ -105,7 +128,10 @@ pub fn invoker_url(
     let mock_keys: Vec<&str> = if is_mock_provider(provider) {
         Vec::new()
     } else {
-        u.params().map(|(k, _)| k).filter(|k| *k == "mock" || k.ends_with(".mock")).collect()
+        u.params()
+            .map(|(k, _)| k)
+            .filter(|k| *k == "mock" || k.ends_with(".mock"))
+            .collect()
     };
     let fix_path = u.protocol() == Some("dubbo") && u.path().is_none_or(str::is_empty);
     if mock_keys.is_empty() && !fix_path && u.param("check") == Some("false") {
@@ -147,7 +173,14 @@ mod tests {
     #[test]
     fn cluster_utils_merge() {
         let p = u("dubbo://username:password@localhost:55555/path?group=dubbo&version=1.2.3&dubbo=2.3.7&threadpool=fixed&threads=1&default.threads=1&application=provider&reference.filter=filter1,filter2&dubbo.tag=TTT");
-        let c = [("pid", "1234"), ("threadpool", "foo"), ("application", "consumer"), ("reference.filter", "filter3"), ("dubbo.tag", "UUU"), ("group", "g2")];
+        let c = [
+            ("pid", "1234"),
+            ("threadpool", "foo"),
+            ("application", "consumer"),
+            ("reference.filter", "filter3"),
+            ("dubbo.tag", "UUU"),
+            ("group", "g2"),
+        ];
         let m = merge_url(&p, c);
         assert_eq!(m.param("threads"), None);
         assert_eq!(m.param("default.threads"), None);
@@ -179,7 +212,10 @@ mod tests {
         assert_eq!(r.param("getX.mock"), None);
         assert_eq!(r.param("check"), Some("false"));
         let mp = u("mock://1.1.1.1/S?mock=return");
-        assert_eq!(invoker_url(&mp, &c, &[], DubboCompat::V3).param("mock"), Some("return"));
+        assert_eq!(
+            invoker_url(&mp, &c, &[], DubboCompat::V3).param("mock"),
+            Some("return")
+        );
     }
 
     #[test]

@@ -107,6 +107,10 @@ impl DirectoryOptions {
             DubboCompat::V26 => MethodCacheMode::Dubbo26,
             _ => MethodCacheMode::Shared,
         };
-        DirectoryOptions { compat, method_cache, ..DirectoryOptions::default() }
+        DirectoryOptions {
+            compat,
+            method_cache,
+            ..DirectoryOptions::default()
+        }
     }
 }

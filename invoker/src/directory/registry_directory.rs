@@ -12,7 +12,9 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
-use registry_core::matching::{is_configurator, is_empty_url, is_provider, is_route, ANY, PROVIDERS};
+use registry_core::matching::{
+    is_configurator, is_empty_url, is_provider, is_route, ANY, PROVIDERS,
+};
 use registry_core::{Registry, Subscription, Url};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -29,8 +31,13 @@ use crate::router::Router;
 use crate::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
 
 /// Categories `notify` accepts (`RegistryDirectory#isValidCategory`).
-const VALID_CATEGORIES: [&str; 5] =
-    ["routers", "providers", "configurators", "dynamicconfigurators", "appdynamicconfigurators"];
+const VALID_CATEGORIES: [&str; 5] = [
+    "routers",
+    "providers",
+    "configurators",
+    "dynamicconfigurators",
+    "appdynamicconfigurators",
+];
 
 /// The categories a directory subscribes to.
 pub const SUBSCRIBE_CATEGORIES: &str = "providers,configurators,routers";
@@ -87,7 +94,10 @@ impl RegistryDirectory {
         factory: Arc<dyn InvokerFactory>,
         options: DirectoryOptions,
     ) -> Arc<Self> {
-        let mode = if consumer.param("method-invoker-cache").is_some_and(|v| v.starts_with("2.6")) {
+        let mode = if consumer
+            .param("method-invoker-cache")
+            .is_some_and(|v| v.starts_with("2.6"))
+        {
             MethodCacheMode::Dubbo26
         } else {
             options.method_cache
@@ -126,7 +136,10 @@ impl RegistryDirectory {
         options: DirectoryOptions,
     ) -> Result<Arc<Self>, RpcError> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
-            RpcError::new(RpcErrorCode::Unknown, "RegistryDirectory needs a tokio runtime")
+            RpcError::new(
+                RpcErrorCode::Unknown,
+                "RegistryDirectory needs a tokio runtime",
+            )
         })?;
         let consumer = subscription.consumer().clone();
         let dir = RegistryDirectory::new(consumer, registry_url, factory, options);
@@ -205,7 +218,13 @@ impl RegistryDirectory {
 
     /// The merged provider URLs with an invoker, in list order (mock providers included).
     pub fn invoker_urls(&self) -> Vec<Url> {
-        self.state.lock().table.entries().filter(|e| e.invoker.is_some()).map(|e| e.merged.clone()).collect()
+        self.state
+            .lock()
+            .table
+            .entries()
+            .filter(|e| e.invoker.is_some())
+            .map(|e| e.merged.clone())
+            .collect()
     }
 
     /// Number of provider URLs currently held (valid or not).
@@ -223,7 +242,10 @@ impl RegistryDirectory {
     /// Returns false on timeout.
     pub async fn wait_ready_for(&self, timeout: Duration) -> bool {
         let mut rx = self.ready.subscribe();
-        let ok = matches!(tokio::time::timeout(timeout, rx.wait_for(|r| *r)).await, Ok(Ok(_)));
+        let ok = matches!(
+            tokio::time::timeout(timeout, rx.wait_for(|r| *r)).await,
+            Ok(Ok(_))
+        );
         ok
     }
 
@@ -251,7 +273,9 @@ impl RegistryDirectory {
         let mut routers: Vec<Url> = Vec::new();
         let mut providers: Vec<Url> = Vec::new();
         let only_providers = trusted_providers
-            || urls.iter().all(|u| is_provider(u) && u.param("compatible_config").is_none());
+            || urls
+                .iter()
+                .all(|u| is_provider(u) && u.param("compatible_config").is_none());
         if !only_providers {
             for u in urls {
                 if !valid_category(u) || u.param("compatible_config").is_some() {
@@ -298,7 +322,12 @@ impl RegistryDirectory {
     fn refresh(&self, st: &mut State, providers: &[Url], cfg_changed: bool, routers_changed: bool) {
         if cfg_changed {
             let local = self.consumer.host().unwrap_or("");
-            let dir_url = configure_all(&st.configurators, &self.consumer, local, self.options.compat);
+            let dir_url = configure_all(
+                &st.configurators,
+                &self.consumer,
+                local,
+                self.options.compat,
+            );
             self.directory_url.store(Arc::new(dir_url));
         }
         if providers.len() == 1 && is_empty_url(&providers[0]) {
@@ -309,7 +338,8 @@ impl RegistryDirectory {
             }
             st.forbidden = true;
             let retired = st.table.clear();
-            self.snapshot.store(Arc::new(Snapshot::empty(Phase::Forbidden)));
+            self.snapshot
+                .store(Arc::new(Snapshot::empty(Phase::Forbidden)));
             self.mark_ready();
             destroy_all(retired);
             return;
@@ -325,14 +355,22 @@ impl RegistryDirectory {
         let mut retired = Vec::new();
         let mut changed = routers_changed;
         if cfg_changed {
-            let Applied { changed: c, retired: r, .. } = st.table.remerge(&ctx);
+            let Applied {
+                changed: c,
+                retired: r,
+                ..
+            } = st.table.remerge(&ctx);
             changed |= c;
             retired.extend(r);
         }
         let was_forbidden = st.forbidden;
         if !providers.is_empty() {
             st.forbidden = false;
-            let Applied { changed: c, retired: r, kept_old } = st.table.apply(providers, &ctx);
+            let Applied {
+                changed: c,
+                retired: r,
+                kept_old,
+            } = st.table.apply(providers, &ctx);
             if kept_old {
                 tracing::debug!(consumer = %self.consumer, "kept the previous providers");
             }
@@ -384,14 +422,17 @@ impl RegistryDirectory {
             let mut st = self.state.lock();
             st.table.clear()
         };
-        self.snapshot.store(Arc::new(Snapshot::empty(Phase::Destroyed)));
+        self.snapshot
+            .store(Arc::new(Snapshot::empty(Phase::Destroyed)));
         self.mark_ready();
         destroy_all(retired);
         self.unregister_in_background();
     }
 
     fn unregister_in_background(&self) {
-        let Some((registry, url)) = self.registration.lock().take() else { return };
+        let Some((registry, url)) = self.registration.lock().take() else {
+            return;
+        };
         match tokio::runtime::Handle::try_current() {
             Ok(h) => {
                 h.spawn(async move {
@@ -482,13 +523,21 @@ fn destroy_all(retired: Vec<SharedInvoker>) {
 }
 
 fn registry_error(e: registry_core::Error) -> RpcError {
-    let code = if e.is_retryable() { RpcErrorCode::Network } else { RpcErrorCode::Unknown };
+    let code = if e.is_retryable() {
+        RpcErrorCode::Network
+    } else {
+        RpcErrorCode::Unknown
+    };
     RpcError::new(code, e.to_string())
 }
 
 /// The background task: applies notifications until the stream ends, the directory is
 /// dropped or destroyed.
-async fn follow(mut subscription: Subscription, dir: Weak<RegistryDirectory>, cancel: CancellationToken) {
+async fn follow(
+    mut subscription: Subscription,
+    dir: Weak<RegistryDirectory>,
+    cancel: CancellationToken,
+) {
     loop {
         let next = tokio::select! {
             _ = cancel.cancelled() => break,

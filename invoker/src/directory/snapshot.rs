@@ -57,7 +57,11 @@ impl MethodMap {
         if let Some(s) = &self.star {
             return s.clone();
         }
-        self.by_method.values().next().cloned().unwrap_or_else(|| empty.clone())
+        self.by_method
+            .values()
+            .next()
+            .cloned()
+            .unwrap_or_else(|| empty.clone())
     }
 }
 
@@ -75,7 +79,13 @@ impl Snapshot {
     /// A snapshot with no invokers.
     pub fn empty(phase: Phase) -> Snapshot {
         let empty = Arc::new(InvokerSet::default());
-        Snapshot { phase, all: empty.clone(), mock: empty.clone(), methods: None, empty }
+        Snapshot {
+            phase,
+            all: empty.clone(),
+            mock: empty.clone(),
+            methods: None,
+            empty,
+        }
     }
 
     /// The set for an invocation (mock attachment already handled by the caller).
@@ -101,7 +111,9 @@ pub(crate) struct BuildCtx<'a> {
 
 /// True when the consumer's `group` asks for several groups (`*` or a list).
 pub fn is_multi_group(consumer: &Url) -> bool {
-    consumer.group().is_some_and(|g| g == "*" || g.contains(','))
+    consumer
+        .group()
+        .is_some_and(|g| g == "*" || g.contains(','))
 }
 
 /// Groups invokers by their URL's `group` (absent = `""`), in order of first appearance.
@@ -119,13 +131,21 @@ pub fn group_invokers(invokers: Vec<SharedInvoker>) -> Vec<(String, Vec<SharedIn
 
 /// Multi-group: one joined invoker per group when there is more than one group (no
 /// routing, as in Dubbo). Without a joiner the flat list is kept.
-fn join_groups(invokers: Vec<SharedInvoker>, joiner: Option<&dyn GroupJoiner>) -> Vec<SharedInvoker> {
-    let Some(joiner) = joiner else { return invokers };
+fn join_groups(
+    invokers: Vec<SharedInvoker>,
+    joiner: Option<&dyn GroupJoiner>,
+) -> Vec<SharedInvoker> {
+    let Some(joiner) = joiner else {
+        return invokers;
+    };
     let groups = group_invokers(invokers);
     if groups.len() == 1 {
         return groups.into_iter().flat_map(|(_, v)| v).collect();
     }
-    groups.into_iter().map(|(g, v)| joiner.join(&g, v)).collect()
+    groups
+        .into_iter()
+        .map(|(g, v)| joiner.join(&g, v))
+        .collect()
 }
 
 /// Builds a ready snapshot from the table entries (in list order).
@@ -149,7 +169,11 @@ pub(crate) fn build<'e>(
         }
     }
     let empty = Arc::new(InvokerSet::default());
-    let mock = if mocks.is_empty() { empty.clone() } else { Arc::new(InvokerSet::new(mocks)) };
+    let mock = if mocks.is_empty() {
+        empty.clone()
+    } else {
+        Arc::new(InvokerSet::new(mocks))
+    };
     let make_set = |list: Vec<SharedInvoker>| match ctx.previous {
         Some(prev) if !prev.is_empty() => InvokerSet::new_reusing(list, prev),
         _ => InvokerSet::new(list),
@@ -168,7 +192,13 @@ pub(crate) fn build<'e>(
             let list: Vec<SharedInvoker> =
                 normal.iter().filter_map(|e| e.invoker.clone()).collect();
             let all = Arc::new(make_set(finish(list, None)));
-            Snapshot { phase: Phase::Ready, all, mock, methods: None, empty }
+            Snapshot {
+                phase: Phase::Ready,
+                all,
+                mock,
+                methods: None,
+                empty,
+            }
         }
         MethodCacheMode::Dubbo26 => {
             // Sorted by url.toString() (InvokerComparator).
@@ -192,10 +222,16 @@ pub(crate) fn build<'e>(
             let star_list = finish(all_list, None);
             let mut map = MethodMap::default();
             let consumer_methods: Vec<&str> =
-                comma_split(ctx.consumer.param("methods").unwrap_or("")).into_iter().filter(|m| !m.is_empty()).collect();
+                comma_split(ctx.consumer.param("methods").unwrap_or(""))
+                    .into_iter()
+                    .filter(|m| !m.is_empty())
+                    .collect();
             let mut routed_lists: Vec<(&str, Vec<SharedInvoker>)> = Vec::new();
             for m in &consumer_methods {
-                let declared = lists.iter().position(|(k, _)| k == m).map(|i| lists.swap_remove(i).1);
+                let declared = lists
+                    .iter()
+                    .position(|(k, _)| k == m)
+                    .map(|i| lists.swap_remove(i).1);
                 let base = match declared {
                     Some(v) if !v.is_empty() => v,
                     _ => star_list.clone(),
@@ -206,7 +242,10 @@ pub(crate) fn build<'e>(
                 let set = Arc::new(make_set(v));
                 match m.split_once('.') {
                     Some((method, arg)) => {
-                        map.routed.entry(Box::from(method)).or_default().insert(Box::from(arg), set);
+                        map.routed
+                            .entry(Box::from(method))
+                            .or_default()
+                            .insert(Box::from(arg), set);
                     }
                     None => {
                         map.by_method.insert(Box::from(m), set);
@@ -215,7 +254,13 @@ pub(crate) fn build<'e>(
             }
             let star = Arc::new(make_set(star_list));
             map.star = Some(star.clone());
-            Snapshot { phase: Phase::Ready, all: star, mock, methods: Some(map), empty }
+            Snapshot {
+                phase: Phase::Ready,
+                all: star,
+                mock,
+                methods: Some(map),
+                empty,
+            }
         }
     }
 }

@@ -88,7 +88,9 @@ pub(crate) struct ProviderTable {
 impl ProviderTable {
     /// Entries in list order.
     pub fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
-        self.order.iter().filter_map(|&i| self.slots.get(i as usize).and_then(Option::as_ref))
+        self.order
+            .iter()
+            .filter_map(|&i| self.slots.get(i as usize).and_then(Option::as_ref))
     }
 
     /// Number of provider URLs held.
@@ -123,7 +125,13 @@ impl ProviderTable {
                 }
             }
         };
-        self.referred.insert(merged.clone(), Referred { invoker: invoker.clone(), refs: 1 });
+        self.referred.insert(
+            merged.clone(),
+            Referred {
+                invoker: invoker.clone(),
+                refs: 1,
+            },
+        );
         Some(invoker)
     }
 
@@ -139,10 +147,14 @@ impl ProviderTable {
     }
 
     fn new_entry(&mut self, raw: &Url, ctx: &Ctx<'_>) -> Entry {
-        let filtered = ctx.consumer.param("protocol").filter(|p| !p.is_empty()).is_some_and(|p| {
-            let proto = raw.protocol_str();
-            !comma_split(p).contains(&proto)
-        });
+        let filtered = ctx
+            .consumer
+            .param("protocol")
+            .filter(|p| !p.is_empty())
+            .is_some_and(|p| {
+                let proto = raw.protocol_str();
+                !comma_split(p).contains(&proto)
+            });
         let mock = is_mock_provider(raw);
         let mut e = Entry {
             raw: raw.clone(),
@@ -195,7 +207,9 @@ impl ProviderTable {
             let by_ptr = self.by_ptr.get(&url.ptr_id()).copied();
             let found = by_ptr.or_else(|| self.by_value.get(url).copied());
             if let Some(i) = found {
-                let Some(Some(e)) = self.slots.get_mut(i as usize) else { continue };
+                let Some(Some(e)) = self.slots.get_mut(i as usize) else {
+                    continue;
+                };
                 if e.epoch == ep {
                     continue; // duplicate in this list
                 }
@@ -227,7 +241,11 @@ impl ProviderTable {
                     retired.extend(self.release(&e.merged));
                 }
             }
-            return Applied { changed: false, kept_old: true, retired };
+            return Applied {
+                changed: false,
+                kept_old: true,
+                retired,
+            };
         }
         for (i, url) in rebinds {
             if let Some(Some(e)) = self.slots.get_mut(i as usize) {
@@ -264,7 +282,11 @@ impl ProviderTable {
         }
         let changed = fresh_count > 0 || removed > 0 || order != self.order;
         self.order = order;
-        Applied { changed, kept_old: false, retired }
+        Applied {
+            changed,
+            kept_old: false,
+            retired,
+        }
     }
 
     fn insert(&mut self, e: Entry) -> u32 {
@@ -304,7 +326,9 @@ impl ProviderTable {
         let order = self.order.clone();
         let mut valid_after = valid_before;
         for &i in &order {
-            let Some(Some(e)) = self.slots.get(i as usize) else { continue };
+            let Some(Some(e)) = self.slots.get(i as usize) else {
+                continue;
+            };
             if e.filtered {
                 continue;
             }
@@ -314,7 +338,11 @@ impl ProviderTable {
             }
             let had = e.invoker.is_some();
             let mock = e.mock;
-            let inv = if is_enabled(&merged) { self.acquire(&merged, mock, ctx) } else { None };
+            let inv = if is_enabled(&merged) {
+                self.acquire(&merged, mock, ctx)
+            } else {
+                None
+            };
             valid_after = valid_after + usize::from(inv.is_some()) - usize::from(had);
             plan.push((i, merged, inv));
         }
@@ -329,11 +357,17 @@ impl ProviderTable {
                     retired.extend(self.release(&merged));
                 }
             }
-            return Applied { changed: false, kept_old: true, retired };
+            return Applied {
+                changed: false,
+                kept_old: true,
+                retired,
+            };
         }
         let mut retired = Vec::new();
         for (i, merged, inv) in plan {
-            let Some(Some(e)) = self.slots.get_mut(i as usize) else { continue };
+            let Some(Some(e)) = self.slots.get_mut(i as usize) else {
+                continue;
+            };
             let old_merged = std::mem::replace(&mut e.merged, merged);
             let old_inv = std::mem::replace(&mut e.invoker, inv);
             if ctx.sort_keys {
@@ -343,13 +377,20 @@ impl ProviderTable {
                 retired.extend(self.release(&old_merged));
             }
         }
-        Applied { changed: true, kept_old: false, retired }
+        Applied {
+            changed: true,
+            kept_old: false,
+            retired,
+        }
     }
 
     /// Removes everything (forbidden); returns the invokers to destroy.
     pub fn clear(&mut self) -> Vec<SharedInvoker> {
         let retired = self.referred.drain().map(|(_, r)| r.invoker).collect();
-        *self = ProviderTable { epoch: self.epoch, ..ProviderTable::default() };
+        *self = ProviderTable {
+            epoch: self.epoch,
+            ..ProviderTable::default()
+        };
         retired
     }
 }
@@ -364,7 +405,13 @@ mod tests {
     }
 
     fn ctx<'a>(consumer: &'a Url, f: &'a RecordingFactory) -> Ctx<'a> {
-        Ctx { consumer, configurators: &[], compat: DubboCompat::V3, factory: f, sort_keys: false }
+        Ctx {
+            consumer,
+            configurators: &[],
+            compat: DubboCompat::V3,
+            factory: f,
+            sort_keys: false,
+        }
     }
 
     #[test]
@@ -399,7 +446,10 @@ mod tests {
         let f = RecordingFactory::default();
         let mut t = ProviderTable::default();
         let a = u("dubbo://1.1.1.1:1/S");
-        t.apply(&[a.clone(), a.clone(), u("dubbo://1.1.1.1:1/S")], &ctx(&c, &f));
+        t.apply(
+            &[a.clone(), a.clone(), u("dubbo://1.1.1.1:1/S")],
+            &ctx(&c, &f),
+        );
         assert_eq!(t.len(), 1);
         assert_eq!(f.referred(), 1);
     }

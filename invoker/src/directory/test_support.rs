@@ -8,7 +8,10 @@ use parking_lot::Mutex;
 use registry_core::Url;
 use serde_json::Value;
 
-use crate::rpc::{Invocation, Invoker, InvokerFactory, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker};
+use crate::rpc::{
+    Invocation, Invoker, InvokerFactory, RpcError, RpcErrorCode, RpcResponse, RpcResult,
+    SharedInvoker,
+};
 
 /// An invoker answering with its address.
 #[derive(Debug)]
@@ -28,7 +31,9 @@ impl Invoker for TestInvoker {
     }
     async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
         self.calls.fetch_add(1, Ordering::Relaxed);
-        Ok(RpcResponse::new(Value::String(self.url.address().unwrap_or_default())))
+        Ok(RpcResponse::new(Value::String(
+            self.url.address().unwrap_or_default(),
+        )))
     }
     fn destroy(&self) {
         self.destroyed.store(true, Ordering::Release);
@@ -48,18 +53,29 @@ impl RecordingFactory {
 
     /// Number of times a provider at `address` was referred.
     pub fn referred_at(&self, address: &str) -> usize {
-        self.made.lock().iter().filter(|i| i.url.address().as_deref() == Some(address)).count()
+        self.made
+            .lock()
+            .iter()
+            .filter(|i| i.url.address().as_deref() == Some(address))
+            .count()
     }
 
     pub fn destroyed(&self) -> usize {
-        self.made.lock().iter().filter(|i| i.destroyed.load(Ordering::Acquire)).count()
+        self.made
+            .lock()
+            .iter()
+            .filter(|i| i.destroyed.load(Ordering::Acquire))
+            .count()
     }
 }
 
 impl InvokerFactory for RecordingFactory {
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
         if provider.protocol() == Some("bad") {
-            return Err(RpcError::new(RpcErrorCode::Unknown, "unsupported protocol bad"));
+            return Err(RpcError::new(
+                RpcErrorCode::Unknown,
+                "unsupported protocol bad",
+            ));
         }
         let inv = Arc::new(TestInvoker {
             url: provider.clone(),

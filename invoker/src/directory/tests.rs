@@ -21,17 +21,29 @@ fn u(s: &str) -> Url {
 
 fn consumer(extra: &str) -> Url {
     let sep = if extra.is_empty() { "" } else { "&" };
-    u(&format!("consumer://10.9.9.9/{S}?interface={S}&side=consumer&application=app{sep}{extra}"))
+    u(&format!(
+        "consumer://10.9.9.9/{S}?interface={S}&side=consumer&application=app{sep}{extra}"
+    ))
 }
 
 fn p(host_port: &str, params: &str) -> Url {
     let sep = if params.is_empty() { "" } else { "&" };
-    u(&format!("dubbo://{host_port}/{S}?interface={S}&side=provider&application=prov{sep}{params}"))
+    u(&format!(
+        "dubbo://{host_port}/{S}?interface={S}&side=provider&application=prov{sep}{params}"
+    ))
 }
 
-fn dir_with(consumer: Url, options: DirectoryOptions) -> (Arc<RegistryDirectory>, Arc<RecordingFactory>) {
+fn dir_with(
+    consumer: Url,
+    options: DirectoryOptions,
+) -> (Arc<RegistryDirectory>, Arc<RecordingFactory>) {
     let f = Arc::new(RecordingFactory::default());
-    let d = RegistryDirectory::new(consumer, u("zookeeper://127.0.0.1:2181"), f.clone(), options);
+    let d = RegistryDirectory::new(
+        consumer,
+        u("zookeeper://127.0.0.1:2181"),
+        f.clone(),
+        options,
+    );
     (d, f)
 }
 
@@ -40,7 +52,12 @@ fn dir() -> (Arc<RegistryDirectory>, Arc<RecordingFactory>) {
 }
 
 fn hosts(d: &RegistryDirectory, inv: &Invocation) -> Vec<String> {
-    d.list(inv).unwrap().invokers().iter().map(|i| i.url().address().unwrap()).collect()
+    d.list(inv)
+        .unwrap()
+        .invokers()
+        .iter()
+        .map(|i| i.url().address().unwrap())
+        .collect()
 }
 
 fn call() -> Invocation {
@@ -50,13 +67,21 @@ fn call() -> Invocation {
 #[test]
 fn lists_merged_providers_with_check_false() {
     let (d, _) = dir_with(consumer("timeout=5"), DirectoryOptions::default());
-    assert_eq!(d.list(&call()).unwrap().len(), 0, "no notification yet: empty, not an error");
+    assert_eq!(
+        d.list(&call()).unwrap().len(),
+        0,
+        "no notification yet: empty, not an error"
+    );
     assert!(!d.is_available());
     d.notify(&[p("1.1.1.1:1", "timeout=1&mock=force"), p("1.1.1.2:1", "")]);
     let set = d.list(&call()).unwrap();
     assert_eq!(set.len(), 2);
     let url = set.invokers()[0].url();
-    assert_eq!(url.param("timeout"), Some("5"), "consumer params win (ServiceAddressURL)");
+    assert_eq!(
+        url.param("timeout"),
+        Some("5"),
+        "consumer params win (ServiceAddressURL)"
+    );
     assert_eq!(url.param("check"), Some("false"));
     assert_eq!(url.param("mock"), None);
     assert_eq!(url.param("remote.application"), Some("prov"));
@@ -72,7 +97,11 @@ fn reuses_unchanged_and_retires_removed_after_swap() {
     let held = d.list(&call()).unwrap();
     // a republished with another timestamp value and b removed.
     d.notify(&[p("1.1.1.1:1", "timestamp=2")]);
-    assert_eq!(f.referred(), 2, "a is reused (equality ignores the timestamp value)");
+    assert_eq!(
+        f.referred(),
+        2,
+        "a is reused (equality ignores the timestamp value)"
+    );
     assert_eq!(f.destroyed(), 1);
     assert_eq!(hosts(&d, &call()), ["1.1.1.1:1"]);
     // The set held by an in-flight call still has both invokers.
@@ -90,7 +119,12 @@ fn empty_marker_forbids_and_no_url_changes_nothing() {
     d.notify(&[u(&format!("empty://10.9.9.9/{S}?category=providers"))]);
     let e = d.list(&call()).unwrap_err();
     assert_eq!(e.code, RpcErrorCode::Forbidden);
-    assert!(e.message.starts_with("No provider available from registry 127.0.0.1:2181"), "{}", e.message);
+    assert!(
+        e.message
+            .starts_with("No provider available from registry 127.0.0.1:2181"),
+        "{}",
+        e.message
+    );
     assert!(!d.is_available());
     assert_eq!(f.destroyed(), 1);
     // Providers come back.
@@ -100,7 +134,10 @@ fn empty_marker_forbids_and_no_url_changes_nothing() {
 
 #[test]
 fn should_fail_fast_off_returns_empty() {
-    let opts = DirectoryOptions { should_fail_fast: false, ..DirectoryOptions::default() };
+    let opts = DirectoryOptions {
+        should_fail_fast: false,
+        ..DirectoryOptions::default()
+    };
     let (d, _) = dir_with(consumer(""), opts);
     d.notify(&[u(&format!("empty://10.9.9.9/{S}?category=providers"))]);
     assert_eq!(d.list(&call()).unwrap().len(), 0);
@@ -108,7 +145,10 @@ fn should_fail_fast_off_returns_empty() {
 
 #[test]
 fn empty_protection_keeps_providers() {
-    let opts = DirectoryOptions { empty_protection: true, ..DirectoryOptions::default() };
+    let opts = DirectoryOptions {
+        empty_protection: true,
+        ..DirectoryOptions::default()
+    };
     let (d, f) = dir_with(consumer(""), opts);
     d.notify(&[p("1.1.1.1:1", "")]);
     d.notify(&[u(&format!("empty://10.9.9.9/{S}?category=providers"))]);
@@ -129,7 +169,10 @@ fn all_invalid_list_keeps_old_invokers() {
 
 #[test]
 fn protocol_filter_is_exact_list() {
-    let (d, _) = dir_with(consumer("protocol=dubbo,injvm"), DirectoryOptions::default());
+    let (d, _) = dir_with(
+        consumer("protocol=dubbo,injvm"),
+        DirectoryOptions::default(),
+    );
     d.notify(&[
         u("dubbo://127.0.0.1:9098?lazy=true&methods=getXXX"),
         u("injvm://127.0.0.1:9099?lazy=true&methods=getXXX"),
@@ -142,9 +185,14 @@ fn protocol_filter_is_exact_list() {
 #[test]
 fn disabled_wins_over_enabled() {
     let (d, _) = dir();
-    d.notify(&[p("10.20.30.140:9091", "enabled=false"), p("10.20.30.141:9091", "")]);
+    d.notify(&[
+        p("10.20.30.140:9091", "enabled=false"),
+        p("10.20.30.141:9091", ""),
+    ]);
     assert_eq!(hosts(&d, &call()), ["10.20.30.141:9091"]);
-    d.notify(&[u(&format!("override://10.20.30.140:9091/{S}?disabled=false"))]);
+    d.notify(&[u(&format!(
+        "override://10.20.30.140:9091/{S}?disabled=false"
+    ))]);
     assert_eq!(hosts(&d, &call()).len(), 2);
     // A batch replaces the configurators: keep the first override, disable the other one.
     d.notify(&[
@@ -153,16 +201,23 @@ fn disabled_wins_over_enabled() {
     ]);
     assert_eq!(hosts(&d, &call()), ["10.20.30.140:9091"]);
     // Disabling every provider would leave none: the current invokers are kept (§7.2 step 4).
-    d.notify(&[u(&format!("override://10.20.30.141:9091/{S}?disabled=true"))]);
+    d.notify(&[u(&format!(
+        "override://10.20.30.141:9091/{S}?disabled=true"
+    ))]);
     assert_eq!(hosts(&d, &call()), ["10.20.30.140:9091"]);
 }
 
 #[test]
 fn configurators_before_and_after_providers() {
     let (d, f) = dir();
-    d.notify(&[u(&format!("override://0.0.0.0/{S}?timeout=1&connections=5"))]);
+    d.notify(&[u(&format!(
+        "override://0.0.0.0/{S}?timeout=1&connections=5"
+    ))]);
     assert!(!d.is_available());
-    d.notify(&[p("1.1.1.1:1", "timeout=1000"), p("1.1.1.2:1", "timeout=1&connections=5")]);
+    d.notify(&[
+        p("1.1.1.1:1", "timeout=1000"),
+        p("1.1.1.2:1", "timeout=1&connections=5"),
+    ]);
     for i in d.list(&call()).unwrap().invokers() {
         assert_eq!(i.url().param("timeout"), Some("1"));
         assert_eq!(i.url().param("connections"), Some("5"));
@@ -182,8 +237,13 @@ fn configurators_before_and_after_providers() {
 #[test]
 fn configurator_only_notification_rereferences_changed_only() {
     let (d, f) = dir();
-    d.notify(&[p("127.0.0.1:9091", "timeout=1"), p("127.0.0.1:9092", "timeout=1&connections=5")]);
-    d.notify(&[u(&format!("override://0.0.0.0/{S}?timeout=1&connections=5"))]);
+    d.notify(&[
+        p("127.0.0.1:9091", "timeout=1"),
+        p("127.0.0.1:9092", "timeout=1&connections=5"),
+    ]);
+    d.notify(&[u(&format!(
+        "override://0.0.0.0/{S}?timeout=1&connections=5"
+    ))]);
     assert_eq!(f.referred_at("127.0.0.1:9091"), 2);
     assert_eq!(f.referred_at("127.0.0.1:9092"), 1);
     assert_eq!(f.destroyed(), 1);
@@ -200,11 +260,21 @@ fn parameterless_configurator_batch_rules() {
     let (d, _) = dir();
     d.notify(&[p("10.20.30.140:9091", "timeout=1")]);
     d.notify(&batch());
-    assert_eq!(d.list(&call()).unwrap().invokers()[0].url().param("timeout"), Some("3"));
+    assert_eq!(
+        d.list(&call()).unwrap().invokers()[0]
+            .url()
+            .param("timeout"),
+        Some("3")
+    );
     let (d26, _) = dir_with(consumer(""), DirectoryOptions::for_compat(DubboCompat::V26));
     d26.notify(&[p("10.20.30.140:9091", "timeout=1")]);
     d26.notify(&batch());
-    assert_eq!(d26.list(&call()).unwrap().invokers()[0].url().param("timeout"), Some("1"));
+    assert_eq!(
+        d26.list(&call()).unwrap().invokers()[0]
+            .url()
+            .param("timeout"),
+        Some("1")
+    );
 }
 
 #[test]
@@ -214,7 +284,9 @@ fn routers_notification_keeps_providers() {
     d.notify(&[u("empty://127.0.0.1/?category=routers")]);
     assert!(d.is_available());
     assert_eq!(f.referred(), 1);
-    d.notify(&[u(&format!("route://0.0.0.0/{S}?category=routers&router=condition&rule=x"))]);
+    d.notify(&[u(&format!(
+        "route://0.0.0.0/{S}?category=routers&router=condition&rule=x"
+    ))]);
     assert_eq!(d.router_urls().len(), 1);
     assert_eq!(d.router_urls()[0].protocol(), Some("condition"));
     // A batch of only empty:// clears the dynamic routers.
@@ -250,10 +322,16 @@ fn method_cache_26() {
     d.notify(&three_providers());
     assert_eq!(d.list(&Invocation::new("getXXX")).unwrap().len(), 3);
     assert_eq!(d.list(&Invocation::new("getXXX1")).unwrap().len(), 3);
-    assert_eq!(hosts(&d, &Invocation::new("getXXX2")), ["127.0.0.1:9092", "127.0.0.1:9093"]);
+    assert_eq!(
+        hosts(&d, &Invocation::new("getXXX2")),
+        ["127.0.0.1:9092", "127.0.0.1:9093"]
+    );
     assert_eq!(hosts(&d, &Invocation::new("getXXX3")), ["127.0.0.1:9093"]);
     // Selected by the consumer parameter too.
-    let (d2, _) = dir_with(consumer("method-invoker-cache=2.6"), DirectoryOptions::default());
+    let (d2, _) = dir_with(
+        consumer("method-invoker-cache=2.6"),
+        DirectoryOptions::default(),
+    );
     d2.notify(&three_providers());
     assert_eq!(d2.list(&Invocation::new("getXXX3")).unwrap().len(), 1);
 }
@@ -267,18 +345,30 @@ fn method_cache_26_parameter_routing_and_sorting() {
         p("127.0.0.1:9092", "methods=get.vip"),
     ]);
     let plain = Invocation::new("get");
-    assert_eq!(hosts(&d, &plain), ["127.0.0.1:9091", "127.0.0.1:9093"], "sorted by url string");
-    let vip = Invocation::new("get").with_arguments(vec!["String".into()], vec![Value::String("vip".into())]);
+    assert_eq!(
+        hosts(&d, &plain),
+        ["127.0.0.1:9091", "127.0.0.1:9093"],
+        "sorted by url string"
+    );
+    let vip = Invocation::new("get")
+        .with_arguments(vec!["String".into()], vec![Value::String("vip".into())]);
     assert_eq!(hosts(&d, &vip), ["127.0.0.1:9092", "127.0.0.1:9093"]);
-    let other = Invocation::new("get").with_arguments(vec!["String".into()], vec![Value::String("x".into())]);
+    let other = Invocation::new("get")
+        .with_arguments(vec!["String".into()], vec![Value::String("x".into())]);
     assert_eq!(hosts(&d, &other).len(), 2);
     assert_eq!(hosts(&d, &Invocation::new("unknown")).len(), 3, "* entry");
 }
 
 #[test]
 fn method_cache_26_consumer_methods_fall_back_to_star() {
-    let (d, _) = dir_with(consumer("methods=getA,getZ"), DirectoryOptions::for_compat(DubboCompat::V26));
-    d.notify(&[p("127.0.0.1:9091", "methods=getA"), p("127.0.0.1:9092", "methods=getB")]);
+    let (d, _) = dir_with(
+        consumer("methods=getA,getZ"),
+        DirectoryOptions::for_compat(DubboCompat::V26),
+    );
+    d.notify(&[
+        p("127.0.0.1:9091", "methods=getA"),
+        p("127.0.0.1:9092", "methods=getB"),
+    ]);
     assert_eq!(hosts(&d, &Invocation::new("getA")), ["127.0.0.1:9091"]);
     assert_eq!(hosts(&d, &Invocation::new("getZ")).len(), 2);
 }
@@ -286,26 +376,44 @@ fn method_cache_26_consumer_methods_fall_back_to_star() {
 #[test]
 fn mock_providers_are_kept_apart() {
     let (d, f) = dir();
-    d.notify(&[p("1.1.1.1:1", ""), u(&format!("mock://1.1.1.9/{S}?mock=return+null"))]);
+    d.notify(&[
+        p("1.1.1.1:1", ""),
+        u(&format!("mock://1.1.1.9/{S}?mock=return+null")),
+    ]);
     assert_eq!(hosts(&d, &call()), ["1.1.1.1:1"]);
     let m = d.list(&call().with_attachment(NEED_MOCK, "true")).unwrap();
     assert_eq!(m.len(), 1);
     assert_eq!(m.invokers()[0].url().protocol(), Some("mock"));
-    assert_eq!(f.referred(), 1, "mock providers are not referred through the factory");
+    assert_eq!(
+        f.referred(),
+        1,
+        "mock providers are not referred through the factory"
+    );
 }
 
 #[derive(Debug)]
 struct OddPortsOnly;
 
 impl Router for OddPortsOnly {
-    fn route(&self, invokers: Vec<SharedInvoker>, _c: &Url, _m: Option<&str>) -> Vec<SharedInvoker> {
-        invokers.into_iter().filter(|i| i.url().port() % 2 == 1).collect()
+    fn route(
+        &self,
+        invokers: Vec<SharedInvoker>,
+        _c: &Url,
+        _m: Option<&str>,
+    ) -> Vec<SharedInvoker> {
+        invokers
+            .into_iter()
+            .filter(|i| i.url().port() % 2 == 1)
+            .collect()
     }
 }
 
 #[test]
 fn routers_apply_at_snapshot_build() {
-    let opts = DirectoryOptions { routers: vec![Arc::new(OddPortsOnly)], ..DirectoryOptions::default() };
+    let opts = DirectoryOptions {
+        routers: vec![Arc::new(OddPortsOnly)],
+        ..DirectoryOptions::default()
+    };
     let (d, _) = dir_with(consumer(""), opts);
     d.notify(&[p("1.1.1.1:1", ""), p("1.1.1.1:2", ""), p("1.1.1.1:3", "")]);
     assert_eq!(hosts(&d, &call()), ["1.1.1.1:1", "1.1.1.1:3"]);
@@ -318,24 +426,46 @@ impl GroupJoiner for CountingJoiner {
     fn join(&self, group: &str, invokers: Vec<SharedInvoker>) -> SharedInvoker {
         // Stand-in for a cluster: the first invoker with the group recorded in its URL.
         let f = RecordingFactory::default();
-        let url = invokers[0].url().with_param("joined", &invokers.len().to_string()).with_param("group", group);
+        let url = invokers[0]
+            .url()
+            .with_param("joined", &invokers.len().to_string())
+            .with_param("group", group);
         crate::rpc::InvokerFactory::refer(&f, &url).unwrap()
     }
 }
 
 #[test]
 fn multi_group_joins_per_group() {
-    let groups = [p("1.1.1.1:1", "group=a"), p("1.1.1.2:1", "group=b"), p("1.1.1.3:1", "group=a")];
+    let groups = [
+        p("1.1.1.1:1", "group=a"),
+        p("1.1.1.2:1", "group=b"),
+        p("1.1.1.3:1", "group=a"),
+    ];
     let grouped = group_invokers(
-        groups.iter().map(|g| crate::rpc::InvokerFactory::refer(&RecordingFactory::default(), g).unwrap()).collect(),
+        groups
+            .iter()
+            .map(|g| crate::rpc::InvokerFactory::refer(&RecordingFactory::default(), g).unwrap())
+            .collect(),
     );
-    assert_eq!(grouped.iter().map(|(g, v)| (g.as_str(), v.len())).collect::<Vec<_>>(), [("a", 2), ("b", 1)]);
-    let opts = DirectoryOptions { group_joiner: Some(Arc::new(CountingJoiner)), ..DirectoryOptions::default() };
+    assert_eq!(
+        grouped
+            .iter()
+            .map(|(g, v)| (g.as_str(), v.len()))
+            .collect::<Vec<_>>(),
+        [("a", 2), ("b", 1)]
+    );
+    let opts = DirectoryOptions {
+        group_joiner: Some(Arc::new(CountingJoiner)),
+        ..DirectoryOptions::default()
+    };
     let (d, _) = dir_with(consumer("group=a,b"), opts);
     d.notify(&groups);
     let set = d.list(&call()).unwrap();
-    let joined: Vec<(Option<&str>, Option<&str>)> =
-        set.invokers().iter().map(|i| (i.url().group(), i.url().param("joined"))).collect();
+    let joined: Vec<(Option<&str>, Option<&str>)> = set
+        .invokers()
+        .iter()
+        .map(|i| (i.url().group(), i.url().param("joined")))
+        .collect();
     assert_eq!(joined, [(Some("a"), Some("2")), (Some("b"), Some("1"))]);
     // A single-group consumer is not joined.
     assert!(!is_multi_group(&consumer("group=a")));
@@ -361,8 +491,17 @@ async fn follows_a_subscription_and_waits_ready() {
     let c = consumer("category=providers,configurators,routers");
     let (publisher, sub) = registry_core::subscription::channel(c);
     let f = Arc::new(RecordingFactory::default());
-    let d = RegistryDirectory::from_subscription(sub, u("memory://127.0.0.1"), f.clone(), DirectoryOptions::default()).unwrap();
-    assert!(!d.wait_ready_for(Duration::from_millis(20)).await, "bounded wait times out");
+    let d = RegistryDirectory::from_subscription(
+        sub,
+        u("memory://127.0.0.1"),
+        f.clone(),
+        DirectoryOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        !d.wait_ready_for(Duration::from_millis(20)).await,
+        "bounded wait times out"
+    );
     publisher.publish("providers", vec![p("1.1.1.1:1", "")].into());
     assert!(d.wait_ready().await);
     assert_eq!(hosts(&d, &call()), ["1.1.1.1:1"]);
@@ -376,7 +515,9 @@ async fn follows_a_subscription_and_waits_ready() {
     assert_eq!(hosts(&d, &call()), ["1.1.1.2:1"]);
     // Dropping the directory ends the task, which drops the subscription.
     drop(d);
-    tokio::time::timeout(Duration::from_secs(5), publisher.closed()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), publisher.closed())
+        .await
+        .unwrap();
 }
 
 #[test]
@@ -398,7 +539,11 @@ fn incremental_apply_touches_only_the_change() {
 #[tokio::test]
 async fn multi_group_default_joiner_is_a_cluster_per_group() {
     let (d, f) = dir_with(consumer("group=*"), DirectoryOptions::default());
-    d.notify(&[p("1.1.1.1:1", "group=a"), p("1.1.1.2:1", "group=b"), p("1.1.1.3:1", "group=a")]);
+    d.notify(&[
+        p("1.1.1.1:1", "group=a"),
+        p("1.1.1.2:1", "group=b"),
+        p("1.1.1.3:1", "group=a"),
+    ]);
     let set = d.list(&call()).unwrap();
     assert_eq!(set.len(), 2);
     for (i, group) in ["a", "b"].iter().enumerate() {
@@ -407,8 +552,15 @@ async fn multi_group_default_joiner_is_a_cluster_per_group() {
         let r = joined.invoke(&call()).await.unwrap();
         let addr = r.value.as_str().unwrap().to_owned();
         let made = f.made.lock();
-        let target = made.iter().find(|m| m.url().address().as_deref() == Some(addr.as_str())).unwrap();
-        assert_eq!(target.url().group(), Some(*group), "a call through group {group} landed on {addr}");
+        let target = made
+            .iter()
+            .find(|m| m.url().address().as_deref() == Some(addr.as_str()))
+            .unwrap();
+        assert_eq!(
+            target.url().group(),
+            Some(*group),
+            "a call through group {group} landed on {addr}"
+        );
     }
 }
 
@@ -476,20 +628,35 @@ async fn subscribe_registers_the_consumer_and_returns_ready() {
     provider_side.register(&p("1.1.1.1:1", "")).await.unwrap();
     let f = Arc::new(RecordingFactory::default());
     let reg: Arc<dyn Registry> = Arc::new(store.handle());
-    let d = RegistryDirectory::subscribe(reg, consumer(""), f, DirectoryOptions::default()).await.unwrap();
+    let d = RegistryDirectory::subscribe(reg, consumer(""), f, DirectoryOptions::default())
+        .await
+        .unwrap();
     assert!(d.is_ready(), "subscribe returns after the first list");
     assert_eq!(hosts(&d, &call()), ["1.1.1.1:1"]);
     let registered = d.registered_consumer_url().unwrap();
     assert_eq!(registered.param("category"), Some("consumers"));
     assert_eq!(registered.param("check"), Some("false"));
-    let seen = provider_side.lookup(&consumer("category=consumers")).await.unwrap();
-    assert!(seen.iter().any(|u| u.param("category") == Some("consumers")), "{seen:?}");
+    let seen = provider_side
+        .lookup(&consumer("category=consumers"))
+        .await
+        .unwrap();
+    assert!(
+        seen.iter()
+            .any(|u| u.param("category") == Some("consumers")),
+        "{seen:?}"
+    );
     // Destroy unregisters it (in the background).
     d.destroy();
     let mut gone = false;
     for _ in 0..200 {
-        let seen = provider_side.lookup(&consumer("category=consumers")).await.unwrap();
-        if !seen.iter().any(|u| u.param("category") == Some("consumers")) {
+        let seen = provider_side
+            .lookup(&consumer("category=consumers"))
+            .await
+            .unwrap();
+        if !seen
+            .iter()
+            .any(|u| u.param("category") == Some("consumers"))
+        {
             gone = true;
             break;
         }
@@ -498,9 +665,14 @@ async fn subscribe_registers_the_consumer_and_returns_ready() {
     assert!(gone, "consumer URL still registered after destroy");
     // Interface `*` is never registered.
     let any = u("consumer://10.9.9.9/*?interface=*&side=consumer");
-    let d2 = RegistryDirectory::subscribe(Arc::new(store.handle()), any, Arc::new(RecordingFactory::default()), DirectoryOptions::default())
-        .await
-        .unwrap();
+    let d2 = RegistryDirectory::subscribe(
+        Arc::new(store.handle()),
+        any,
+        Arc::new(RecordingFactory::default()),
+        DirectoryOptions::default(),
+    )
+    .await
+    .unwrap();
     assert!(d2.registered_consumer_url().is_none());
 }
 
@@ -515,7 +687,10 @@ impl crate::router::RouterFactory for OddPortsFactory {
 
 #[test]
 fn dynamic_routers_from_router_urls_rebuild_the_snapshot() {
-    let opts = DirectoryOptions { router_factory: Some(Arc::new(OddPortsFactory)), ..DirectoryOptions::default() };
+    let opts = DirectoryOptions {
+        router_factory: Some(Arc::new(OddPortsFactory)),
+        ..DirectoryOptions::default()
+    };
     let (d, f) = dir_with(consumer(""), opts);
     d.notify(&[p("1.1.1.1:1", ""), p("1.1.1.1:2", "")]);
     assert_eq!(hosts(&d, &call()).len(), 2);

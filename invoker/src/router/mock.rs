@@ -55,7 +55,11 @@ mod tests {
     #[test]
     fn attachment_selects_mock() {
         assert!(!wants_mock(&Invocation::new("m")));
-        assert!(wants_mock(&Invocation::new("m").with_attachment(NEED_MOCK, "true")));
-        assert!(!wants_mock(&Invocation::new("m").with_attachment(NEED_MOCK, "false")));
+        assert!(wants_mock(
+            &Invocation::new("m").with_attachment(NEED_MOCK, "true")
+        ));
+        assert!(!wants_mock(
+            &Invocation::new("m").with_attachment(NEED_MOCK, "false")
+        ));
     }
 }

@@ -23,8 +23,12 @@ pub mod mock;
 pub trait Router: Send + Sync + Debug {
     /// The invokers to keep, in the order to keep them. `method` is the cached method name
     /// (2.6 per-method cache) or `None` (all methods).
-    fn route(&self, invokers: Vec<SharedInvoker>, consumer: &Url, method: Option<&str>)
-        -> Vec<SharedInvoker>;
+    fn route(
+        &self,
+        invokers: Vec<SharedInvoker>,
+        consumer: &Url,
+        method: Option<&str>,
+    ) -> Vec<SharedInvoker>;
 }
 
 /// Turns a `routers` category URL (`route://`, `condition://`, ...) into a [`Router`].
