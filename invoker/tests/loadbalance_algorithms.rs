@@ -452,3 +452,40 @@ fn new_reusing_keeps_metadata_of_unchanged_invokers() {
         assert_eq!(r.content_hash(), InvokerSet::new(shuffled).content_hash());
     }
 }
+
+#[test]
+fn random_with_warming_invokers_matches_warm_weights() {
+    let t0 = 1_700_000_000_000i64;
+    // 20 invokers: even ones started 60 s ago (weight 10 of 100), odd ones long warm; the
+    // last one's clock is ahead (weight 1).
+    let mut urls: Vec<String> = (0..20)
+        .map(|i| {
+            let ts = if i % 2 == 0 {
+                t0 - 60_000
+            } else {
+                t0 - 6_000_000
+            };
+            format!("test://warm-many:{}/S?timestamp={ts}", i + 1)
+        })
+        .collect();
+    urls[19] = format!("test://warm-many:20/S?timestamp={}", t0 + 5_000);
+    let s = set(&urls);
+    let lb = RandomLoadBalance::seeded(11).with_clock(Clock::manual(t0));
+    let c = counts(&lb, &s, &Invocation::new("m"), 60_000);
+    // Weights: 10 × 10 + 9 × 100 + 1 = 1001.
+    for (i, &got) in c.iter().enumerate() {
+        let w: f64 = if i == 19 {
+            1.0
+        } else if i % 2 == 0 {
+            10.0
+        } else {
+            100.0
+        };
+        let want = 60_000.0 * w / 1001.0;
+        let tol = (want * 0.12).max(5.0 * want.sqrt());
+        assert!(
+            (got as f64 - want).abs() <= tol,
+            "invoker {i}: {got} vs {want:.0} ({c:?})"
+        );
+    }
+}

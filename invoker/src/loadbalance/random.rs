@@ -62,6 +62,40 @@ impl RandomLoadBalance {
     }
 }
 
+impl RandomLoadBalance {
+    /// Some invoker may be warming up: rejection sampling over the static (fully warm)
+    /// cumulative weights. Warm-up only lowers a weight (`1 <= ww <= w`), so drawing `i` with
+    /// probability `w_i / total` and accepting it with probability `ww_i / w_i` selects `i` with
+    /// probability proportional to `ww_i`: exact, O(log n) expected. After a few rejections
+    /// (most of the weight still warming) an exact O(n) pass decides.
+    fn pick_warming(
+        &self,
+        set: &InvokerSet,
+        method: &str,
+        now: i64,
+        dynamic: &WeightView<'_>,
+        n: usize,
+    ) -> usize {
+        const TRIES: usize = 8;
+        let accepted = set.with_static_weights(method, |sw| {
+            if sw.total() <= 0 {
+                return Some(self.rand.below(n));
+            }
+            for _ in 0..TRIES {
+                let offset = self.rand.below_i64(sw.total());
+                let i = sw.cumulative().partition_point(|&c| c <= offset).min(n - 1);
+                let full = i64::from(sw.weights().get(i).copied().unwrap_or(0));
+                let warm = i64::from(set.weight(i, method, now));
+                if full > 0 && (warm >= full || self.rand.below_i64(full) < warm) {
+                    return Some(i);
+                }
+            }
+            None
+        });
+        accepted.unwrap_or_else(|| pick(dynamic, n, &self.rand))
+    }
+}
+
 fn pick(weights: &WeightView<'_>, n: usize, rand: &Rand) -> usize {
     match weights {
         WeightView::Static(w) => {
@@ -105,8 +139,9 @@ impl LoadBalance for RandomLoadBalance {
         if !self.needs_weight(set, method) {
             return Some(self.rand.below(n));
         }
-        Some(with_weights(set, method, &self.clock, |w| {
-            pick(&w, n, &self.rand)
+        Some(with_weights(set, method, &self.clock, |w| match w {
+            WeightView::Static(_) => pick(&w, n, &self.rand),
+            WeightView::Dynamic { now, .. } => self.pick_warming(set, method, now, &w, n),
         }))
     }
 
