@@ -43,11 +43,30 @@ impl Stop {
     }
 }
 
+/// The next event of `w`; pending forever without a watcher.
+///
+/// zookeeper-client panics when a persistent watcher is polled after its session ended; that
+/// only happens after a terminal session event (which drops the watcher here), but a panic is
+/// turned into a synthetic `Closed` event anyway so the task survives and re-syncs.
 async fn next_event(w: &mut Option<PersistentWatcher>) -> WatchedEvent {
     match w {
-        Some(w) => w.changed().await,
+        Some(w) => guarded(w.changed()).await,
         None => std::future::pending().await,
     }
+}
+
+async fn guarded(f: impl std::future::Future<Output = WatchedEvent>) -> WatchedEvent {
+    match std::panic::AssertUnwindSafe(f).catch_unwind().await {
+        Ok(ev) => ev,
+        Err(_) => closed_event(),
+    }
+}
+
+fn closed_event() -> WatchedEvent {
+    let mut ev = WatchedEvent::new(EventType::NodeDataChanged, "");
+    ev.event_type = EventType::Session;
+    ev.session_state = zookeeper_client::SessionState::Closed;
+    ev
 }
 
 /// One watched category path.
@@ -137,7 +156,7 @@ impl PathWatch {
     fn drain(&mut self) -> bool {
         let mut changed = false;
         while let Some(w) = self.watcher.as_mut() {
-            match w.changed().now_or_never() {
+            match guarded(w.changed()).now_or_never() {
                 Some(ev) => changed |= self.apply(ev),
                 None => break,
             }
