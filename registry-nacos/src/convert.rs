@@ -4,6 +4,7 @@
 //! [`Url`] of every unchanged instance.
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use registry_core::matching::{is_match_category, ANY, PROVIDERS};
@@ -13,6 +14,13 @@ use rustc_hash::FxHashMap;
 use tracing::warn;
 
 use crate::model::{RawHost, RawInstanceList};
+
+/// The top level of an `instance/list` reply, `hosts` kept as raw text.
+#[derive(serde::Deserialize)]
+struct RawReply<'a> {
+    #[serde(borrow, default)]
+    hosts: Option<&'a serde_json::value::RawValue>,
+}
 
 /// Instance metadata of a registration: every URL param plus `category` (default providers),
 /// `protocol` and `path` (each only when non-empty, like Dubbo's `URL.addParameter`).
@@ -102,6 +110,10 @@ pub struct InstanceCache {
     generation: u64,
     len: usize,
     urls: Option<Arc<[Url]>>,
+    /// Keyed hash and length of the last `hosts` array text: an identical array (the steady
+    /// state; only `lastRefTime`/`checksum` change between replies) skips the per-host work.
+    hosts_fingerprint: Option<(u64, usize)>,
+    hasher: std::hash::RandomState,
 }
 
 impl InstanceCache {
@@ -120,7 +132,18 @@ impl InstanceCache {
     /// (always for the first reply) and `Err` for a reply that is not an instance list (the
     /// cache is then unchanged).
     pub fn apply(&mut self, service: &str, body: &str) -> Result<bool, serde_json::Error> {
-        let list: RawInstanceList<'_> = serde_json::from_str(body)?;
+        let top: RawReply<'_> = serde_json::from_str(body)?;
+        let hosts_text = top.hosts.map_or("[]", |h| h.get());
+        let fingerprint = (
+            self.hasher.hash_one(hosts_text.as_bytes()),
+            hosts_text.len(),
+        );
+        if self.urls.is_some() && self.hosts_fingerprint == Some(fingerprint) {
+            return Ok(false);
+        }
+        let hosts: Vec<RawHost<'_>> = serde_json::from_str(hosts_text)?;
+        let list = RawInstanceList { hosts };
+        self.hosts_fingerprint = Some(fingerprint);
         self.generation += 1;
         let generation = self.generation;
         let mut changed = self.urls.is_none();
