@@ -240,3 +240,127 @@ async fn zk_ensemble_survives_losing_its_leader() {
     c.destroy().await;
     zk_script(&["member-start", &leader]);
 }
+
+/// A loopback TCP proxy that can cut every connection and refuse new ones for a while: the
+/// client sees Disconnected, then reconnects to the same session.
+struct Proxy {
+    port: u16,
+    conns: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+    refuse: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Proxy {
+    fn start(upstream: String) -> Proxy {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let conns = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let refuse = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (c, r) = (conns.clone(), refuse.clone());
+        std::thread::spawn(move || {
+            for down in listener.incoming() {
+                let Ok(down) = down else { continue };
+                if r.load(Ordering::SeqCst) {
+                    drop(down);
+                    continue;
+                }
+                let Ok(up) = std::net::TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let mut list = c.lock().unwrap();
+                list.push(down.try_clone().unwrap());
+                list.push(up.try_clone().unwrap());
+                for (mut from, mut to) in [
+                    (down.try_clone().unwrap(), up.try_clone().unwrap()),
+                    (up, down),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Proxy {
+            port,
+            conns,
+            refuse,
+        }
+    }
+
+    /// Cuts every connection and refuses new ones until [`Proxy::restore`].
+    fn cut(&self) {
+        self.refuse.store(true, std::sync::atomic::Ordering::SeqCst);
+        for s in self.conns.lock().unwrap().drain(..) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn restore(&self) {
+        self.refuse
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zk_reconnect_relists_missed_changes_and_rewatches() {
+    let Some(addr) = tests::zk_addr("zk_reconnect") else {
+        return;
+    };
+    let proxy = Proxy::start(addr.clone());
+    let root = tests::unique("zk-reconnect");
+    let iface = "org.zk.Reconnect";
+    let direct = ZookeeperRegistry::connect(&registry_url(&addr, &root, 20_000))
+        .await
+        .unwrap();
+    let via_proxy = format!("127.0.0.1:{}", proxy.port);
+    let c = ZookeeperRegistry::connect(&registry_url(&via_proxy, &root, 20_000))
+        .await
+        .unwrap();
+    let a = provider_url(iface, 20001, "");
+    direct.register(&a).await.unwrap();
+    let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
+        .await;
+    let session = c.backend().session_id();
+    let epoch = c.backend().connection_epoch();
+
+    proxy.cut();
+    tests::eventually("consumer disconnected", T, || async {
+        (!c.is_available()).then_some(())
+    })
+    .await;
+    // Changes while disconnected are not replayed by ZooKeeper (ZOOKEEPER-4698).
+    let b = provider_url(iface, 20002, "");
+    direct.register(&b).await.unwrap();
+    direct.unregister(&a).await.unwrap();
+    let _ = tokio::time::timeout(Duration::from_secs(1), w.until("nothing", T, |_| false)).await;
+    assert_eq!(
+        w.addresses("providers").len(),
+        1,
+        "last good list kept while disconnected"
+    );
+    assert_never_empty(&w, "while disconnected");
+    proxy.restore();
+    tests::eventually("consumer reconnected", T, || async {
+        (c.is_available() && c.backend().connection_epoch() > epoch).then_some(())
+    })
+    .await;
+    assert_eq!(
+        c.backend().session_id(),
+        session,
+        "same session (not an expiry)"
+    );
+    w.until("re-list shows B, not A", T, |w| {
+        w.addresses("providers").len() == 1 && w.addresses("providers").contains("127.0.0.1:20002")
+    })
+    .await;
+    // The persistent watch must work again (zookeeper-client does not re-send it).
+    let d = provider_url(iface, 20003, "");
+    direct.register(&d).await.unwrap();
+    w.until("D after reconnect", T, |w| {
+        w.addresses("providers").len() == 2
+    })
+    .await;
+    assert_never_empty(&w, "end");
+}
