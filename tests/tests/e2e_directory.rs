@@ -2,8 +2,9 @@
 //! `RegistryDirectory` → `invoker::cluster` (round robin) → recording invokers.
 //!
 //! Asserts that calls land on the registered providers as the load balancer says (exact
-//! round robin over equal weights), and that a removed provider gets no call once the
-//! directory published the snapshot without it (and its invoker is destroyed).
+//! round robin over equal weights), that a configurator registered in the registry disables
+//! a provider (and its removal re-enables it), and that a removed provider gets no call once
+//! the directory published the snapshot without it (and its invoker is destroyed).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -113,8 +114,15 @@ fn delta(after: &BTreeMap<i32, usize>, before: &BTreeMap<i32, usize>, port: i32)
     after.get(&port).copied().unwrap_or(0) - before.get(&port).copied().unwrap_or(0)
 }
 
-/// The scenario, against any registry pair (provider side, consumer side).
-async fn scenario(providers_reg: Arc<dyn Registry>, consumer_reg: Arc<dyn Registry>, iface: &str) {
+/// The scenario, against any registry pair (provider side, consumer side). `configurators`:
+/// the registry delivers the `configurators` category (not Nacos: like Dubbo 3.3, a concrete
+/// interface subscribes to its providers service only).
+async fn scenario(
+    providers_reg: Arc<dyn Registry>,
+    consumer_reg: Arc<dyn Registry>,
+    iface: &str,
+    configurators: bool,
+) {
     // warmup=0: full weight from the start, so round robin is exact however slow the run.
     let ps: Vec<Url> = [20881u16, 20882, 20883]
         .iter()
@@ -157,6 +165,10 @@ async fn scenario(providers_reg: Arc<dyn Registry>, consumer_reg: Arc<dyn Regist
             Some(&10),
             "round robin share of {p}: {after_first:?}"
         );
+    }
+
+    if configurators {
+        configurator_disables_a_provider(&*providers_reg, &dir, &cluster, &factory, iface).await;
     }
 
     // Remove one provider: once the directory's snapshot drops it, it gets no more calls.
@@ -204,11 +216,57 @@ async fn scenario(providers_reg: Arc<dyn Registry>, consumer_reg: Arc<dyn Regist
     cluster.destroy();
 }
 
+/// A configurator from the registry disables one provider; removing it brings it back.
+async fn configurator_disables_a_provider(
+    providers_reg: &dyn Registry,
+    dir: &Arc<RegistryDirectory>,
+    cluster: &SharedInvoker,
+    factory: &Factory,
+    iface: &str,
+) {
+    let disable = Url::parse(&format!(
+        "override://127.0.0.1:20883/{iface}?category=configurators&disabled=true&dynamic=false"
+    ))
+    .unwrap();
+    providers_reg
+        .register(&disable)
+        .await
+        .expect("register configurator");
+    tests::eventually("configurator disables 20883", T, || {
+        let ok = ports(dir) == [20881, 20882];
+        async move { ok.then_some(()) }
+    })
+    .await;
+    let before = factory.calls_by_port();
+    call_n(cluster, 20, &[20881, 20882]).await;
+    let after = factory.calls_by_port();
+    assert_eq!(
+        delta(&after, &before, 20883),
+        0,
+        "disabled provider was called: {after:?}"
+    );
+    providers_reg
+        .unregister(&disable)
+        .await
+        .expect("unregister configurator");
+    tests::eventually("20883 enabled again", T, || {
+        let ok = ports(dir) == [20881, 20882, 20883];
+        async move { ok.then_some(()) }
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e2e_memory_registry() {
     let store = MemoryRegistry::new();
     let consumer_side: Arc<dyn Registry> = Arc::new(store.handle());
-    scenario(Arc::new(store), consumer_side, "org.e2e.MemoryService").await;
+    scenario(
+        Arc::new(store),
+        consumer_side,
+        "org.e2e.MemoryService",
+        true,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,6 +289,7 @@ async fn e2e_zookeeper() {
         Arc::new(providers),
         Arc::new(consumers),
         "org.e2e.ZkService",
+        true,
     )
     .await;
 }
@@ -251,6 +310,7 @@ async fn e2e_nacos() {
         Arc::new(providers),
         Arc::new(consumers),
         "org.e2e.NacosService",
+        false,
     )
     .await;
 }
