@@ -18,6 +18,12 @@ pub enum ZkError {
         /// The connect timeout that elapsed.
         timeout_ms: u64,
     },
+    /// The session exists but the connection is currently down (or no session yet).
+    #[error("zookeeper not connected: {address}")]
+    Disconnected {
+        /// The connect string (host:port list, no credentials).
+        address: String,
+    },
     /// A ZooKeeper operation failed.
     #[error("zookeeper {op} {path}: {source}")]
     Operation {
@@ -46,7 +52,7 @@ impl ZkError {
     pub fn is_retryable(&self) -> bool {
         use zookeeper_client::Error as E;
         match self {
-            ZkError::NotConnected { .. } => true,
+            ZkError::NotConnected { .. } | ZkError::Disconnected { .. } => true,
             ZkError::Operation { source, .. } => matches!(
                 source,
                 E::ConnectionLoss
@@ -80,7 +86,9 @@ impl From<ZkError> for registry_core::Error {
         match &e {
             ZkError::InvalidUrl(m) => C::InvalidAddress(m.clone()),
             ZkError::Destroyed => C::Destroyed,
-            ZkError::NotConnected { .. } => C::Unavailable(e.to_string()),
+            ZkError::NotConnected { .. } | ZkError::Disconnected { .. } => {
+                C::Unavailable(e.to_string())
+            }
             ZkError::Operation {
                 source: zookeeper_client::Error::Timeout,
                 ..

@@ -59,9 +59,8 @@ impl Shared {
         let st = self.conn.borrow();
         match (&st.client, st.connected) {
             (Some(c), true) => Ok(c.clone()),
-            _ => Err(ZkError::NotConnected {
+            _ => Err(ZkError::Disconnected {
                 address: self.cfg.connect_string.clone(),
-                timeout_ms: 0,
             }),
         }
     }

@@ -237,9 +237,8 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
 }
 
 fn not_connected(shared: &Shared) -> ZkError {
-    ZkError::NotConnected {
+    ZkError::Disconnected {
         address: shared.cfg.connect_string.clone(),
-        timeout_ms: 0,
     }
 }
 
