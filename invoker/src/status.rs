@@ -24,19 +24,25 @@ use tokio::sync::Notify;
 /// Counters of one invoker identity (service level) or of one (identity, method) pair.
 ///
 /// Elapsed times are kept in microseconds; the `*_ms` getters give Dubbo's milliseconds.
+///
+/// Layout: everything a balancer reads per invoker (active, totals, the shortest-response
+/// window) sits in the first 64-byte cache line, and the struct is cache-line aligned, so a
+/// least-active or shortest-response scan touches one line per invoker.
+#[repr(C, align(64))]
 pub struct RpcStatus {
+    /// Shortest-response sliding window: the window number the offsets belong to.
+    window: AtomicI64,
     active: AtomicI32,
     total: AtomicU64,
     failed: AtomicU64,
     total_elapsed_us: AtomicU64,
     failed_elapsed_us: AtomicU64,
+    window_succeeded_offset: AtomicU64,
+    window_elapsed_offset_us: AtomicU64,
+    // ----- second cache line: rarely read -----
     max_elapsed_us: AtomicU64,
     failed_max_elapsed_us: AtomicU64,
     succeeded_max_elapsed_us: AtomicU64,
-    /// Shortest-response sliding window: the window number the offsets belong to.
-    window: AtomicI64,
-    window_succeeded_offset: AtomicU64,
-    window_elapsed_offset_us: AtomicU64,
     /// Woken (all waiters) when a call of a limited method ends.
     released: Notify,
 }
