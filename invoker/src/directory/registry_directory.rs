@@ -396,6 +396,7 @@ impl RegistryDirectory {
         let current = self.snapshot.load();
         let ctx = BuildCtx {
             previous: (current.phase == Phase::Ready).then_some(&*current.all),
+            capacity: st.table.len(),
             consumer: &dir_url,
             routers: &routers,
             joiner: Some(&*self.joiner),

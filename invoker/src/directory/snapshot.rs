@@ -107,6 +107,8 @@ pub(crate) struct BuildCtx<'a> {
     pub mode: MethodCacheMode,
     /// The previous shared set: load-balancing metadata of invokers still listed is reused.
     pub previous: Option<&'a InvokerSet>,
+    /// Expected number of invokers (capacity hint).
+    pub capacity: usize,
 }
 
 /// True when the consumer's `group` asks for several groups (`*` or a list).
@@ -155,7 +157,11 @@ pub(crate) fn build<'e>(
     ctx: &BuildCtx<'_>,
 ) -> Snapshot {
     let mut seen: FxHashSet<usize> = FxHashSet::default();
+    // Shared mode needs only the invokers; the 2.6 cache also reads the entries.
+    let per_method = ctx.mode == MethodCacheMode::Dubbo26;
     let mut normal: Vec<&'e Entry> = Vec::new();
+    let mut list: Vec<SharedInvoker> =
+        Vec::with_capacity(if per_method { 0 } else { ctx.capacity });
     let mut mocks: Vec<SharedInvoker> = Vec::new();
     for e in entries {
         let Some(inv) = &e.invoker else { continue };
@@ -164,8 +170,10 @@ pub(crate) fn build<'e>(
         }
         if e.mock {
             mocks.push(inv.clone());
-        } else {
+        } else if per_method {
             normal.push(e);
+        } else {
+            list.push(inv.clone());
         }
     }
     let empty = Arc::new(InvokerSet::default());
@@ -189,8 +197,6 @@ pub(crate) fn build<'e>(
     };
     match ctx.mode {
         MethodCacheMode::Shared => {
-            let list: Vec<SharedInvoker> =
-                normal.iter().filter_map(|e| e.invoker.clone()).collect();
             let all = Arc::new(make_set(finish(list, None)));
             Snapshot {
                 phase: Phase::Ready,

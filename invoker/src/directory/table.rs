@@ -82,6 +82,8 @@ pub(crate) struct ProviderTable {
     /// Number of entries sharing an invoker with an earlier entry (sum of `refs - 1`).
     shared: usize,
     order: Vec<u32>,
+    /// The previous `order` buffer, reused by the next apply.
+    spare_order: Vec<u32>,
     epoch: u64,
 }
 
@@ -182,7 +184,10 @@ impl ProviderTable {
     pub fn apply(&mut self, urls: &[Url], ctx: &Ctx<'_>) -> Applied {
         self.epoch += 1;
         let ep = self.epoch;
-        let mut order: Vec<u32> = Vec::with_capacity(urls.len());
+        // Reuse the previous order buffer (no allocation per apply in steady state).
+        let mut order: Vec<u32> = std::mem::take(&mut self.spare_order);
+        order.clear();
+        order.reserve(urls.len());
         let mut rebinds: Vec<(u32, Url)> = Vec::new();
         let mut fresh: Vec<Entry> = Vec::new();
         let mut fresh_seen: FxHashSet<Url> = FxHashSet::default();
@@ -241,6 +246,7 @@ impl ProviderTable {
                     retired.extend(self.release(&e.merged));
                 }
             }
+            self.spare_order = order;
             return Applied {
                 changed: false,
                 kept_old: true,
@@ -281,7 +287,7 @@ impl ProviderTable {
             }
         }
         let changed = fresh_count > 0 || removed > 0 || order != self.order;
-        self.order = order;
+        self.spare_order = std::mem::replace(&mut self.order, order);
         Applied {
             changed,
             kept_old: false,
