@@ -93,8 +93,9 @@ pub fn is_match_provider(consumer: &Url, provider: &Url) -> bool {
 struct Entry {
     port: i64,
     enabled: bool,
-    /// The raw metadata JSON this entry was built from.
-    metadata: Box<str>,
+    /// Keyed hash and length of the raw metadata JSON this entry was built from (the text
+    /// itself is not kept: ~1 KB per instance).
+    metadata: (u64, usize),
     url: Option<Url>,
     seen: u64,
 }
@@ -102,8 +103,9 @@ struct Entry {
 /// The instances of one Nacos service, kept between polls.
 ///
 /// [`InstanceCache::apply`] parses a reply and reports whether the enabled provider list
-/// changed; an instance whose metadata text and `enabled` flag are unchanged keeps its [`Url`]
-/// (no metadata parsing, no allocation), so an unchanged list costs one JSON scan.
+/// changed; an instance whose metadata text (compared by keyed hash) and `enabled` flag are
+/// unchanged keeps its [`Url`] (no metadata parsing, no allocation), and a byte-identical
+/// `hosts` array skips the per-host work altogether.
 #[derive(Debug, Default)]
 pub struct InstanceCache {
     by_ip: FxHashMap<Box<str>, Vec<Entry>>,
@@ -180,6 +182,7 @@ impl InstanceCache {
     /// Inserts or refreshes one host; true when it is new or different.
     fn upsert(&mut self, service: &str, h: &RawHost<'_>, generation: u64) -> bool {
         let raw = h.metadata.map_or("{}", |m| m.get());
+        let fingerprint = (self.hasher.hash_one(raw.as_bytes()), raw.len());
         let list = match self.by_ip.get_mut(h.ip.as_ref()) {
             Some(l) => l,
             None => self.by_ip.entry(Box::from(h.ip.as_ref())).or_default(),
@@ -189,18 +192,18 @@ impl InstanceCache {
                 return false; // duplicate ip:port in one reply: first wins
             }
             e.seen = generation;
-            if e.enabled == h.enabled && &*e.metadata == raw {
+            if e.enabled == h.enabled && e.metadata == fingerprint {
                 return false;
             }
             e.enabled = h.enabled;
-            e.metadata = Box::from(raw);
+            e.metadata = fingerprint;
             e.url = build(service, &h.ip, h.port, raw);
             return true;
         }
         list.push(Entry {
             port: h.port,
             enabled: h.enabled,
-            metadata: Box::from(raw),
+            metadata: fingerprint,
             url: build(service, &h.ip, h.port, raw),
             seen: generation,
         });
