@@ -287,6 +287,17 @@ mod tests {
             )
             .unwrap());
         assert!(Url::ptr_eq(&first[0], &c.urls().unwrap()[0]));
+        // Changed metadata: a new Url for that instance only.
+        let md2 = r#"{"protocol":"dubbo","path":"com.Foo","interface":"com.Foo","version":"1","weight":"5"}"#;
+        assert!(c
+            .apply(
+                "s",
+                &reply(&[("10.0.0.1", 1, true, MD), ("10.0.0.2", 1, true, md2)])
+            )
+            .unwrap());
+        let urls = c.urls().unwrap().clone();
+        assert!(Url::ptr_eq(&first[0], &urls[0]));
+        assert_eq!(urls[1].param("weight"), Some("5"));
         // Disabled: gone from the list; healthy is ignored.
         assert!(c
             .apply(
