@@ -59,6 +59,15 @@ pub fn categories_paths(root: &str, consumer: &Url) -> Vec<String> {
         .collect()
 }
 
+/// The paths a subscription of `consumer` watches: the category paths, or for interface `*`
+/// the root itself (its children are the service names).
+pub fn subscribe_watch_paths(root: &str, consumer: &Url) -> Vec<String> {
+    if consumer.service_interface() == Some(ANY) {
+        return vec![root.to_owned()];
+    }
+    categories_paths(root, consumer)
+}
+
 /// The znode of a registration: category path + `/` + `URL.encode(url.to_full_string())`.
 pub fn url_path(root: &str, url: &Url) -> String {
     join(&category_path(root, url), &encode(&url.to_full_string()))

@@ -79,7 +79,7 @@ fn layout(v: &Value) -> Outcome {
         checks.push(expect_eq(
             "subscribe_watch_paths",
             p,
-            paths::categories_paths(&root, &u),
+            paths::subscribe_watch_paths(&root, &u),
         ));
     }
     all(checks)
