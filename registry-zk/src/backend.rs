@@ -119,7 +119,9 @@ impl ZkBackend {
         }
         agg.start();
         for w in watches {
-            let rx = self.shared.conn.subscribe();
+            let mut rx = self.shared.conn.subscribe();
+            // Re-checks the epoch first: a reconnect may have happened since the sync.
+            rx.mark_changed();
             tokio::spawn(w.run(self.shared.clone(), agg.clone(), rx, stop.clone()));
         }
         Ok(())
@@ -140,10 +142,13 @@ impl ZkBackend {
         }
         agg.start();
         for w in watches {
-            let rx = self.shared.conn.subscribe();
+            let mut rx = self.shared.conn.subscribe();
+            // Re-checks the epoch first: a reconnect may have happened since the sync.
+            rx.mark_changed();
             tokio::spawn(w.run(self.shared.clone(), agg.clone(), rx, stop.clone()));
         }
-        let rx = self.shared.conn.subscribe();
+        let mut rx = self.shared.conn.subscribe();
+        rx.mark_changed();
         tokio::spawn(root.run(self.shared.clone(), agg, rx, stop));
         Ok(())
     }
