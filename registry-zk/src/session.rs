@@ -151,6 +151,13 @@ async fn restore_registrations(shared: Arc<Shared>) {
         }
         if let Err(e) = create_node(&shared, &path, ephemeral).await {
             tracing::warn!(error = %e, "re-registration failed; retried on the next reconnect");
+            continue;
+        }
+        // An unregister that raced with the re-creation wins.
+        if !shared.registered.lock().contains_key(&path) {
+            if let Ok(c) = shared.client() {
+                let _ = c.delete(&path, None).await;
+            }
         }
     }
 }
