@@ -4,7 +4,10 @@
 use registry_core::Url;
 use registry_nacos::config::{NacosConfig, DEFAULT_GROUP};
 use registry_nacos::convert::instance_metadata;
-use registry_nacos::name::{compatible_register_name, is_conform_rules, register_name};
+use registry_nacos::name::{
+    compatible_register_name, is_concrete_value, is_conform_rules, is_range, is_wildcard,
+    legacy_subscribe_name, register_name, to_nacos_name,
+};
 use registry_nacos::NacosServiceName;
 use serde_json::Value;
 
@@ -118,7 +121,59 @@ fn service_name(v: &Value) -> Outcome {
                 ]),
             }
         }
+        "legacy_name" | "legacy_subscribe_name" | "legacy" => {
+            url_to_string(v, legacy_subscribe_name)
+        }
+        "compatible_name" | "compatible_register_name" | "register_compatible" | "compatible" => {
+            url_to_string(v, compatible_register_name)
+        }
+        "handle_inner_symbol" | "inner_symbol" | "encode" | "wrapper_name" | "nacos_name" => {
+            match (s(v, "input"), s(v, "expected")) {
+                (Some(i), Some(e)) => expect_eq("nacos name", e, &*to_nacos_name(i)),
+                _ => Outcome::Skip("needs input and expected".into()),
+            }
+        }
+        "is_concrete" | "is_range" | "is_wildcard" => {
+            let Some(exp) = v.get("expected").and_then(Value::as_bool) else {
+                return Outcome::Skip("no boolean expected".into());
+            };
+            let input = v
+                .get("input")
+                .or_else(|| v.get("value"))
+                .or_else(|| v.get("fields"));
+            match (mode, input) {
+                ("is_concrete", Some(Value::String(_) | Value::Object(_)))
+                    if s(v, "input").is_none_or(|t| t.contains(':')) =>
+                {
+                    match name_of(input) {
+                        Ok(n) => expect_eq("isConcrete", exp, n.is_concrete()),
+                        Err(e) => Outcome::Fail(e),
+                    }
+                }
+                (m, Some(x)) => {
+                    let val = x.as_str();
+                    let got = match m {
+                        "is_range" => is_range(val),
+                        "is_wildcard" => is_wildcard(val),
+                        _ => is_concrete_value(val),
+                    };
+                    expect_eq(m, exp, got)
+                }
+                (m, None) => Outcome::Skip(format!("{m}: no input")),
+            }
+        }
         other => Outcome::Skip(format!("nacos_service_name_parse mode {other:?} not known")),
+    }
+}
+
+fn url_to_string(v: &Value, f: fn(&Url) -> String) -> Outcome {
+    let url = match url_of(v) {
+        Ok(u) => u,
+        Err(o) => return o,
+    };
+    match s(v, "expected") {
+        Some(exp) => expect_eq("name", exp.to_owned(), f(&url)),
+        None => Outcome::Skip("no expected name".into()),
     }
 }
 
@@ -134,6 +189,26 @@ fn register_vector(v: &Value) -> Outcome {
             exp.to_owned(),
             register_name(&url),
         ));
+    }
+    if let Some(exp) = v.get("expected_names").and_then(Value::as_array) {
+        let compat = v
+            .get("register_compatible")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+            || s(v, "registry_url").is_some_and(|r| r.contains("nacos.register-compatible=true"));
+        let mut names = vec![register_name(&url)];
+        let c = compatible_register_name(&url);
+        if compat && !names.contains(&c) {
+            names.push(c);
+        }
+        let mut want: Vec<String> = exp
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
+        want.sort();
+        names.sort();
+        checks.push(expect_eq("register names", want, names));
     }
     if let Some(exp) = s(v, "expected_compatible") {
         checks.push(expect_eq(
@@ -184,7 +259,12 @@ fn register_vector(v: &Value) -> Outcome {
 }
 
 fn is_compatible(v: &Value) -> Outcome {
-    let names = name_of(v.get("pattern")).and_then(|p| Ok((p, name_of(v.get("concrete"))?)));
+    let pattern = match s(v, "pattern_url").map(Url::parse) {
+        Some(Ok(u)) => NacosServiceName::from_subscribe_url(&u).map_err(|e| e.to_string()),
+        Some(Err(e)) => Err(e.to_string()),
+        None => name_of(v.get("pattern")),
+    };
+    let names = pattern.and_then(|p| Ok((p, name_of(v.get("concrete"))?)));
     let (pattern, concrete) = match names {
         Ok(n) => n,
         // A name with fewer than four segments throws in Dubbo too.
