@@ -29,17 +29,32 @@ struct Shard<T: ?Sized> {
 impl<T: ?Sized> WeakPool<T> {
     fn new() -> Self {
         let shards = (0..SHARDS)
-            .map(|_| Mutex::new(Shard { map: FxHashMap::default(), len: 0, sweep_at: 64 }))
+            .map(|_| {
+                Mutex::new(Shard {
+                    map: FxHashMap::default(),
+                    len: 0,
+                    sweep_at: 64,
+                })
+            })
             .collect();
         WeakPool { shards }
     }
 
     /// The live value with hash `h` for which `eq` holds, else the one `make` builds (outside
     /// the lock, so `make` may use other pools).
-    fn get_or_insert(&self, h: u64, eq: impl Fn(&T) -> bool, make: impl FnOnce() -> Arc<T>) -> Arc<T> {
+    fn get_or_insert(
+        &self,
+        h: u64,
+        eq: impl Fn(&T) -> bool,
+        make: impl FnOnce() -> Arc<T>,
+    ) -> Arc<T> {
         let shard = &self.shards[(h as usize) % SHARDS];
         let find = |s: &Shard<T>| {
-            s.map.get(&h)?.iter().filter_map(Weak::upgrade).find(|v| eq(v))
+            s.map
+                .get(&h)?
+                .iter()
+                .filter_map(Weak::upgrade)
+                .find(|v| eq(v))
         };
         if let Some(v) = find(&shard.lock()) {
             return v;
@@ -72,23 +87,58 @@ fn fx_hash<T: Hash + ?Sized>(v: &T) -> u64 {
 static STRINGS: LazyLock<WeakPool<str>> = LazyLock::new(WeakPool::new);
 
 /// Well-known strings, handed out without touching the pools.
-static COMMON: LazyLock<Vec<Atom>> = LazyLock::new(|| {
+static COMMON: LazyLock<FxHashMap<&'static str, Atom>> = LazyLock::new(|| {
     [
-        "", "dubbo", "tri", "consumer", "provider", "providers", "consumers", "routers",
-        "configurators", "empty", "override", "absent", "route", "true", "false", "0", "1",
-        "timestamp", "pid", "ipv6", "interface", "version", "group", "category", "side",
-        "application", "methods", "anyhost", "dynamic", "enabled", "weight", "0.0.0.0",
-        "zookeeper", "nacos", "memory", "mock", "check",
+        "",
+        "dubbo",
+        "tri",
+        "consumer",
+        "provider",
+        "providers",
+        "consumers",
+        "routers",
+        "configurators",
+        "empty",
+        "override",
+        "absent",
+        "route",
+        "true",
+        "false",
+        "0",
+        "1",
+        "timestamp",
+        "pid",
+        "ipv6",
+        "interface",
+        "version",
+        "group",
+        "category",
+        "side",
+        "application",
+        "methods",
+        "anyhost",
+        "dynamic",
+        "enabled",
+        "weight",
+        "0.0.0.0",
+        "zookeeper",
+        "nacos",
+        "memory",
+        "mock",
+        "check",
     ]
     .into_iter()
-    .map(Atom::from)
+    .map(|s| (s, Atom::from(s)))
     .collect()
 });
 
+/// Longest string in [`COMMON`].
+const COMMON_MAX_LEN: usize = 13;
+
 /// Returns the shared atom for `s`, creating it if no live URL holds one.
 pub(crate) fn intern(s: &str) -> Atom {
-    if s.len() <= 13 {
-        if let Some(a) = COMMON.iter().find(|a| &***a == s) {
+    if s.len() <= COMMON_MAX_LEN {
+        if let Some(a) = COMMON.get(s) {
             return a.clone();
         }
     }
@@ -103,8 +153,11 @@ pub(crate) struct ParamTable {
 
 static TABLES: LazyLock<WeakPool<ParamTable>> = LazyLock::new(WeakPool::new);
 
-static EMPTY_TABLE: LazyLock<Arc<ParamTable>> =
-    LazyLock::new(|| Arc::new(ParamTable { entries: Box::new([]) }));
+static EMPTY_TABLE: LazyLock<Arc<ParamTable>> = LazyLock::new(|| {
+    Arc::new(ParamTable {
+        entries: Box::new([]),
+    })
+});
 
 /// Returns the shared table equal to `entries` (sorted by key, unique keys).
 pub(crate) fn intern_table(entries: &[(&str, &str)]) -> Arc<ParamTable> {
@@ -118,11 +171,17 @@ pub(crate) fn intern_table(entries: &[(&str, &str)]) -> Arc<ParamTable> {
     }
     let same = |t: &ParamTable| {
         t.entries.len() == entries.len()
-            && t.entries.iter().zip(entries).all(|((a, b), (c, d))| &**a == *c && &**b == *d)
+            && t.entries
+                .iter()
+                .zip(entries)
+                .all(|((a, b), (c, d))| &**a == *c && &**b == *d)
     };
     TABLES.get_or_insert(h.finish(), same, || {
         Arc::new(ParamTable {
-            entries: entries.iter().map(|(k, v)| (intern(k), Atom::from(*v))).collect(),
+            entries: entries
+                .iter()
+                .map(|(k, v)| (intern(k), Atom::from(*v)))
+                .collect(),
         })
     })
 }
