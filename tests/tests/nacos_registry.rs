@@ -407,3 +407,41 @@ async fn failover_to_a_backup_server() {
     assert!(r.is_available());
     r.destroy().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumers_are_registered_only_when_asked() {
+    let Some(addr) = tests::nacos_addr("consumers_are_registered_only_when_asked") else {
+        return;
+    };
+    let s = iface("Consumers");
+    let consumer = Url::parse(&format!(
+        "consumer://127.0.0.1/{s}?interface={s}&category=consumers&side=consumer&check=false"
+    ))
+    .unwrap();
+    let ns = tests::unique("nacos-consumers");
+    let r = registry(&addr, &ns, "");
+    r.register(&consumer).await.unwrap();
+    assert!(
+        raw_services(&addr, &ns).await.is_empty(),
+        "Dubbo registers providers only"
+    );
+    r.destroy().await;
+
+    let ns = tests::unique("nacos-consumers2");
+    let r = registry(&addr, &ns, "&register-consumer-url=true");
+    r.register(&consumer).await.unwrap();
+    assert_eq!(raw_services(&addr, &ns).await, [format!("consumers:{s}::")]);
+    // A concrete interface forces the providers category (§6.2): only `admin://` with interface
+    // `*` reaches `consumers:` names.
+    let any = Url::parse(
+        "admin://127.0.0.1/*?interface=*&category=consumers&version=*&group=*&check=false",
+    )
+    .unwrap();
+    let mut w = watch(&r, &any).await;
+    w.until("the consumer registration", T, |w| {
+        w.latest("consumers")
+            .is_some_and(|l| l.len() == 1 && l[0].protocol() == Some("consumer"))
+    })
+    .await;
+    r.destroy().await;
+}
