@@ -34,15 +34,12 @@ fn provider_dropped(k: &str) -> bool {
 
 /// `ClusterUtils.mergeUrl(provider, consumerParams)` (3.x `DefaultProviderURLMergeProcessor`).
 ///
-/// `consumer` is the consumer's refer parameters (a subscribe URL's `category` is ignored).
+/// `consumer` is the consumer's refer parameters (Dubbo's `queryMap`).
 pub fn merge_url<'a>(
     provider: &Url,
     consumer: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Url {
-    let local: Vec<(&str, &str)> = consumer
-        .into_iter()
-        .filter(|(k, _)| *k != "category")
-        .collect();
+    let local: Vec<(&str, &str)> = consumer.into_iter().collect();
     let mut map: Vec<(String, String)> = provider
         .params()
         .filter(|(k, _)| !provider_dropped(k))
@@ -87,7 +84,7 @@ pub fn merge_url_26<'a>(
         .params()
         .filter(|(k, _)| !provider_dropped(k))
         .collect();
-    map.extend(consumer.into_iter().filter(|(k, _)| *k != "category"));
+    map.extend(consumer);
     for key in [
         "dubbo",
         "version",
@@ -106,6 +103,10 @@ pub fn merge_url_26<'a>(
     provider.with_replaced_params(map)
 }
 
+fn refer_params(consumer: &Url) -> impl Iterator<Item = (&str, &str)> {
+    consumer.params().filter(|(k, _)| *k != "category")
+}
+
 /// True for a `mock://` provider (served by the mock selector, not by the user's transport).
 pub fn is_mock_provider(url: &Url) -> bool {
     url.protocol() == Some("mock")
@@ -120,8 +121,9 @@ pub fn invoker_url(
 ) -> Url {
     let merged = match compat {
         DubboCompat::V3 => ServiceAddressUrl::new(provider.clone(), consumer.clone()).to_url(),
-        DubboCompat::V27 => merge_url(provider, consumer.params()),
-        DubboCompat::V26 => merge_url_26(provider, consumer.params()),
+        // The refer parameters: the subscribe URL's `category` is not one of them.
+        DubboCompat::V27 => merge_url(provider, refer_params(consumer)),
+        DubboCompat::V26 => merge_url_26(provider, refer_params(consumer)),
     };
     let local_host = consumer.host().unwrap_or("");
     let mut u = configure_all(configurators, &merged, local_host, compat);
