@@ -445,3 +445,26 @@ async fn consumers_are_registered_only_when_asked() {
     .await;
     r.destroy().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_list_scan_reads_every_page() {
+    let Some(addr) = tests::nacos_addr("the_service_list_scan_reads_every_page") else {
+        return;
+    };
+    let ns = tests::unique("nacos-pages");
+    let s = iface("Pages");
+    let r = registry(&addr, &ns, "");
+    // 130 versions = 130 service names: two pages of 100.
+    let mut want = std::collections::BTreeSet::new();
+    for v in 0..130u16 {
+        r.register(&provider_url(&s, 21000 + v, &format!("version=v{v}")))
+            .await
+            .unwrap();
+        want.insert(format!("127.0.0.1:{}", 21000 + v));
+    }
+    assert_eq!(raw_services(&addr, &ns).await.len(), 130);
+    let mut w = watch(&r, &consumer_url(&s, "providers", "version=*")).await;
+    w.until("all 130 versions", T, |w| w.addresses("providers") == want)
+        .await;
+    r.destroy().await;
+}
