@@ -460,11 +460,10 @@ impl RegistryDirectory {
 }
 
 impl Drop for RegistryDirectory {
+    /// Dropping the directory destroys it: the subscription task ends, invokers are
+    /// destroyed and the consumer URL is unregistered in the background.
     fn drop(&mut self) {
-        self.cancel.cancel();
-        if !self.destroyed.load(Ordering::Acquire) {
-            self.unregister_in_background();
-        }
+        self.destroy();
     }
 }
 

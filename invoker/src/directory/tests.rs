@@ -700,3 +700,11 @@ fn dynamic_routers_from_router_urls_rebuild_the_snapshot() {
     assert_eq!(hosts(&d, &call()).len(), 2);
     assert_eq!(f.referred(), 2, "routing never re-refers");
 }
+
+#[test]
+fn dropping_the_directory_destroys_its_invokers() {
+    let (d, f) = dir();
+    d.notify(&three_providers());
+    drop(d);
+    assert_eq!(f.destroyed(), 3);
+}
