@@ -33,6 +33,7 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    init_logging();
     let result = match cli.command {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Conformance(a) => cmd::conformance::run(a),
@@ -48,4 +49,15 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::from(2)
         }
     }
+}
+
+/// `RUST_LOG` selects the library's `tracing` output (default: warnings), written to stderr
+/// so that `--json` output on stdout stays clean.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
