@@ -15,12 +15,11 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use intern::{intern, intern_table, Atom, ParamTable};
-pub use parse::parse_params_raw;
 pub(crate) use parse::parse_java_int;
+pub use parse::parse_params_raw;
 pub use service_address::ServiceAddressUrl;
 
 use crate::error::Result;
-
 
 /// Parameter keys whose values differ between processes of one service; they are kept out of
 /// the shared table.
@@ -44,8 +43,8 @@ struct Inner {
     creds: Option<Box<Creds>>,
     port: i32,
     table: Arc<ParamTable>,
-    /// Volatile parameters, sorted by key.
-    own: Box<[(Atom, Atom)]>,
+    /// Volatile parameters (`ipv6`, `pid`, `timestamp`), stored inline.
+    own: Volatile,
 }
 
 #[derive(Clone)]
@@ -84,7 +83,10 @@ impl Url {
 
     /// Starts a builder for a URL with this protocol.
     pub fn builder(protocol: &str) -> UrlBuilder {
-        UrlBuilder { protocol: Some(protocol.to_owned()), ..UrlBuilder::default() }
+        UrlBuilder {
+            protocol: Some(protocol.to_owned()),
+            ..UrlBuilder::default()
+        }
     }
 
     /// A builder pre-filled with every part of this URL.
@@ -96,7 +98,10 @@ impl Url {
             host: self.host().map(str::to_owned),
             port: self.port(),
             path: self.path().map(str::to_owned),
-            params: self.params().map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+            params: self
+                .params()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
         }
     }
 
@@ -110,18 +115,15 @@ impl Url {
 
     /// `params` must be sorted by key with unique keys.
     fn from_sorted(parts: UrlParts<'_>, params: &[(&str, &str)]) -> Url {
-        let mut own: Vec<(Atom, Atom)> = Vec::new();
-        let table = if params.iter().any(|(k, _)| is_volatile(k)) {
-            let stable: Vec<(&str, &str)> =
-                params.iter().copied().filter(|(k, _)| !is_volatile(k)).collect();
-            own = params
+        let (own, table) = if params.iter().any(|(k, _)| is_volatile(k)) {
+            let stable: Vec<(&str, &str)> = params
                 .iter()
-                .filter(|(k, _)| is_volatile(k))
-                .map(|(k, v)| (intern(k), Atom::from(*v)))
+                .copied()
+                .filter(|(k, _)| !is_volatile(k))
                 .collect();
-            intern_table(&stable)
+            (Volatile::new(params), intern_table(&stable))
         } else {
-            intern_table(params)
+            (Volatile::default(), intern_table(params))
         };
         let path = parts.path.map(|p| p.trim_start_matches('/'));
         Url {
@@ -130,11 +132,14 @@ impl Url {
                 host: parts.host.map(Atom::from),
                 path: path.map(intern),
                 creds: parts.username.map(|u| {
-                    Box::new(Creds { username: Atom::from(u), password: parts.password.map(Atom::from) })
+                    Box::new(Creds {
+                        username: Atom::from(u),
+                        password: parts.password.map(Atom::from),
+                    })
                 }),
                 port: parts.port,
                 table,
-                own: own.into_boxed_slice(),
+                own,
             }),
         }
     }
@@ -158,7 +163,10 @@ impl Url {
 
     /// The password of the user info, if any.
     pub fn password(&self) -> Option<&str> {
-        self.inner.creds.as_ref().and_then(|c| c.password.as_deref())
+        self.inner
+            .creds
+            .as_ref()
+            .and_then(|c| c.password.as_deref())
     }
 
     /// The host, absent when empty.
@@ -179,7 +187,11 @@ impl Url {
     /// `host` if the port is <= 0, else `host:port`; absent without a host.
     pub fn address(&self) -> Option<String> {
         let host = self.host()?;
-        Some(if self.port() > 0 { format!("{host}:{}", self.port()) } else { host.to_owned() })
+        Some(if self.port() > 0 {
+            format!("{host}:{}", self.port())
+        } else {
+            host.to_owned()
+        })
     }
 
     /// True when both handles point at the same URL object (a cheap "unchanged" test).
@@ -198,10 +210,12 @@ impl Url {
     /// The raw value of a parameter.
     pub fn param(&self, key: &str) -> Option<&str> {
         if is_volatile(key) {
-            return self.inner.own.iter().find(|(k, _)| &**k == key).map(|(_, v)| &**v);
+            return self.inner.own.get(key);
         }
         let e = &self.inner.table.entries;
-        e.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| &*e[i].1)
+        e.binary_search_by(|(k, _)| (**k).cmp(key))
+            .ok()
+            .map(|i| &*e[i].1)
     }
 
     /// The value, or `default` when it is absent or empty (`getParameter(k, def)`).
@@ -227,12 +241,18 @@ impl Url {
     /// `getPositiveParameter`: like [`Url::param_i64`] but values <= 0 give the default.
     pub fn param_positive_i64(&self, key: &str, default: i64) -> i64 {
         let v = self.param_i64(key, default);
-        if v <= 0 { default } else { v }
+        if v <= 0 {
+            default
+        } else {
+            v
+        }
     }
 
     /// `getParameter(k, String[])`: the value split with `COMMA_SPLIT` (§ notation).
     pub fn param_list(&self, key: &str) -> Vec<&str> {
-        non_empty(self.param(key)).map(comma_split).unwrap_or_default()
+        non_empty(self.param(key))
+            .map(comma_split)
+            .unwrap_or_default()
     }
 
     /// Number of parameters.
@@ -242,7 +262,11 @@ impl Url {
 
     /// All parameters sorted by key.
     pub fn params(&self) -> Params<'_> {
-        Params { a: &self.inner.table.entries, b: &self.inner.own }
+        Params {
+            a: &self.inner.table.entries,
+            b: &self.inner.own,
+            bi: 0,
+        }
     }
 
     // ----- method parameters (§1.4) -----
@@ -261,7 +285,9 @@ impl Url {
     /// `<m>.<k>` ignoring the `methods` filter. No allocation.
     pub fn raw_method_param(&self, method: &str, key: &str) -> Option<&str> {
         let e = &self.inner.table.entries;
-        e.binary_search_by(|(k, _)| cmp_dotted(k, method, key)).ok().map(|i| &*e[i].1)
+        e.binary_search_by(|(k, _)| cmp_dotted(k, method, key))
+            .ok()
+            .map(|i| &*e[i].1)
     }
 
     /// `getMethodParameter(m, k)`: the strict value if non-empty, else `param(k)`.
@@ -320,7 +346,11 @@ impl Url {
 
     /// `getServiceKey()`: `[group/]interface[:version]`; absent without an interface.
     pub fn service_key(&self) -> Option<String> {
-        Some(build_key(self.service_interface()?, self.group(), self.version()))
+        Some(build_key(
+            self.service_interface()?,
+            self.group(),
+            self.version(),
+        ))
     }
 
     /// `getPathKey()`: like the service key but the path first.
@@ -515,11 +545,7 @@ impl Url {
     fn eq_params(&self, other: &Url) -> bool {
         let (a, b) = (&*self.inner, &*other.inner);
         let tables = Arc::ptr_eq(&a.table, &b.table) || a.table.entries == b.table.entries;
-        tables
-            && a.own.len() == b.own.len()
-            && a.own.iter().zip(b.own.iter()).all(|((k1, v1), (k2, v2))| {
-                k1 == k2 && (&**k1 == "timestamp" || v1 == v2)
-            })
+        tables && a.own.eq_ignoring_timestamp(&b.own)
     }
 }
 
@@ -585,27 +611,45 @@ impl std::str::FromStr for Url {
 #[derive(Debug, Clone)]
 pub struct Params<'a> {
     a: &'a [(Atom, Atom)],
-    b: &'a [(Atom, Atom)],
+    b: &'a Volatile,
+    /// Next volatile slot to consider.
+    bi: usize,
+}
+
+impl<'a> Params<'a> {
+    fn next_volatile(&self) -> Option<(usize, &'a str, &'a str)> {
+        let b: &'a Volatile = self.b;
+        (self.bi..VOLATILE_KEYS.len()).find_map(|i| b.slot(i).map(|v| (i, VOLATILE_KEYS[i], v)))
+    }
 }
 
 impl<'a> Iterator for Params<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let take_a = match (self.a.first(), self.b.first()) {
-            (Some((ka, _)), Some((kb, _))) => ka <= kb,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return None,
-        };
-        let src = if take_a { &mut self.a } else { &mut self.b };
-        let (k, v) = &src[0];
-        *src = &src[1..];
-        Some((&**k, &**v))
+        let vol = self.next_volatile();
+        match (self.a.first(), vol) {
+            (Some((ka, va)), Some((_, kb, _))) if &**ka <= kb => {
+                self.a = &self.a[1..];
+                Some((&**ka, &**va))
+            }
+            (Some((ka, va)), None) => {
+                self.a = &self.a[1..];
+                Some((&**ka, &**va))
+            }
+            (_, Some((i, kb, vb))) => {
+                self.bi = i + 1;
+                Some((kb, vb))
+            }
+            (None, None) => None,
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.a.len() + self.b.len();
+        let n = self.a.len()
+            + (self.bi..VOLATILE_KEYS.len())
+                .filter(|&i| self.b.slot(i).is_some())
+                .count();
         (n, Some(n))
     }
 }
@@ -658,13 +702,17 @@ impl UrlBuilder {
     }
     /// Adds parameters.
     pub fn params<'a>(mut self, it: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        self.params.extend(it.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())));
+        self.params
+            .extend(it.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())));
         self
     }
     /// Builds the URL (no `default.` copy: that is a parse-time rule).
     pub fn build(self) -> Url {
-        let mut params: Vec<(&str, &str)> =
-            self.params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut params: Vec<(&str, &str)> = self
+            .params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         sort_dedup_last(&mut params);
         Url::from_sorted(
             UrlParts {
@@ -681,6 +729,58 @@ impl UrlBuilder {
 }
 
 // ----- helpers -----
+
+/// The volatile parameters of one URL in a single buffer: value `i` (of [`VOLATILE_KEYS`]) is
+/// `text[ends[i-1]..ends[i]]` when bit `i` of `present` is set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Volatile {
+    text: Option<Box<str>>,
+    ends: [u32; 3],
+    present: u8,
+}
+
+impl Volatile {
+    /// From sorted, unique params (only the volatile keys are taken).
+    fn new(params: &[(&str, &str)]) -> Self {
+        let mut text = String::new();
+        let mut v = Volatile::default();
+        for (i, key) in VOLATILE_KEYS.iter().enumerate() {
+            if let Some((_, val)) = params.iter().find(|(k, _)| k == key) {
+                text.push_str(val);
+                v.present |= 1 << i;
+            }
+            v.ends[i] = u32::try_from(text.len()).unwrap_or(u32::MAX);
+        }
+        v.text = Some(text.into_boxed_str());
+        v
+    }
+
+    fn slot(&self, i: usize) -> Option<&str> {
+        if self.present & (1 << i) == 0 {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        self.text.as_deref()?.get(start..self.ends[i] as usize)
+    }
+
+    fn get(&self, key: &str) -> Option<&str> {
+        VOLATILE_KEYS
+            .iter()
+            .position(|k| *k == key)
+            .and_then(|i| self.slot(i))
+    }
+
+    fn len(&self) -> usize {
+        self.present.count_ones() as usize
+    }
+
+    /// Same keys, same values except that the `timestamp` value is ignored.
+    fn eq_ignoring_timestamp(&self, o: &Volatile) -> bool {
+        self.present == o.present
+            && (0..VOLATILE_KEYS.len())
+                .all(|i| VOLATILE_KEYS[i] == "timestamp" || self.slot(i) == o.slot(i))
+    }
+}
 
 fn is_volatile(key: &str) -> bool {
     VOLATILE_KEYS.contains(&key)
@@ -756,7 +856,9 @@ pub fn comma_split(s: &str) -> Vec<&str> {
     let mut rest = s;
     while let Some(c) = rest.find(',') {
         out.push(rest[..c].trim_end_matches(is_java_space));
-        rest = rest[c..].trim_start_matches(',').trim_start_matches(is_java_space);
+        rest = rest[c..]
+            .trim_start_matches(',')
+            .trim_start_matches(is_java_space);
     }
     out.push(rest);
     while out.last() == Some(&"") {
