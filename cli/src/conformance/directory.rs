@@ -72,8 +72,21 @@ fn configurator(v: &Value) -> Outcome {
     let Some(c) = Configurator::from_url(&cfg) else {
         return Outcome::Fail(format!("not a configurator: {cfg}"));
     };
-    let out = c.configure(&target, local_host(v), compat_of(v));
-    expect_eq(key, s(v, "expected"), out.param(key))
+    let compat = compat_of(v);
+    let out = c.configure(&target, local_host(v), compat);
+    let outcome = expect_eq(key, s(v, "expected"), out.param(key));
+    // 3.x: a path-less configurator is ignored by us (Dubbo 3.2+ throws); when the 2.7 rules
+    // (no service-key check) give the expected value, that is the documented divergence.
+    if outcome != Outcome::Pass && compat == DubboCompat::V3 && cfg.path().is_none() {
+        let old_rules = c.configure(&target, local_host(v), DubboCompat::V27);
+        if old_rules.param(key) == s(v, "expected") {
+            return Outcome::Diverge {
+                rule: "configurator-without-interface",
+                detail: "path-less configurator ignored on 3.x".into(),
+            };
+        }
+    }
+    outcome
 }
 
 fn configurator_order(v: &Value) -> Outcome {
