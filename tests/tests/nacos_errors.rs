@@ -30,6 +30,9 @@ struct Fake {
     valid: AtomicU64,
     auth: bool,
     ttl_secs: u64,
+    registers: AtomicU64,
+    beats: AtomicU64,
+    last_beat: std::sync::Mutex<String>,
 }
 
 fn host(port: u16) -> String {
@@ -49,6 +52,9 @@ impl Fake {
             valid: AtomicU64::new(1),
             auth,
             ttl_secs,
+            registers: AtomicU64::new(0),
+            beats: AtomicU64::new(0),
+            last_beat: std::sync::Mutex::new(String::new()),
         });
         let f = fake.clone();
         tokio::spawn(async move {
@@ -58,6 +64,20 @@ impl Fake {
                     let mut buf = Vec::new();
                     let mut chunk = [0u8; 4096];
                     while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match sock.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    // Read the body too (Content-Length), for form-encoded beats.
+                    let head_end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    while buf.len() < head_end + len {
                         match sock.read(&mut chunk).await {
                             Ok(0) | Err(_) => return,
                             Ok(n) => buf.extend_from_slice(&chunk[..n]),
@@ -81,6 +101,15 @@ impl Fake {
 
     fn answer(&self, req: &str) -> (u16, String) {
         let line = req.lines().next().unwrap_or("");
+        if line.starts_with("POST /nacos/v1/ns/instance?") {
+            self.registers.fetch_add(1, Ordering::SeqCst);
+            return (200, "ok".into());
+        }
+        if line.starts_with("PUT /nacos/v1/ns/instance/beat") {
+            self.beats.fetch_add(1, Ordering::SeqCst);
+            *self.last_beat.lock().unwrap() = req.to_owned();
+            return (200, r#"{"code":20404,"clientBeatInterval":100}"#.into());
+        }
         if line.contains("/nacos/v1/auth/login") {
             self.logins.fetch_add(1, Ordering::SeqCst);
             let t = self.valid.load(Ordering::SeqCst);
@@ -231,4 +260,57 @@ async fn errors_name_the_problem_without_secrets() {
     assert!(!e.to_string().contains("pw-9x7"), "{e}");
     assert!(!format!("{b:?}").contains("pw-9x7"));
     assert!(!b.is_available());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_instance_beat_registers_again_at_the_server_interval() {
+    let fake = Fake::start(false, 0).await;
+    let url = Url::parse(&format!("nacos://{}?file-cache=false", fake.addr)).unwrap();
+    let b = NacosBackend::new(&url).unwrap();
+    let p =
+        Url::parse("dubbo://10.0.0.7:20880/S?interface=S&side=provider&application=app").unwrap();
+    b.do_register(&p).await.unwrap();
+    assert_eq!(fake.registers.load(Ordering::SeqCst), 1);
+    // First beat after the 5 s default; it says "unknown, beat every 100 ms": we register again
+    // and then beat fast.
+    tests::eventually("re-registrations after 20404 beats", T, || async {
+        (fake.registers.load(Ordering::SeqCst) >= 3 && fake.beats.load(Ordering::SeqCst) >= 3)
+            .then_some(())
+    })
+    .await;
+    let beat = fake.last_beat.lock().unwrap().clone();
+    let body = beat.split("\r\n\r\n").nth(1).unwrap_or("");
+    let form: std::collections::HashMap<String, String> = body
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| {
+            let v = v.replace('+', " ");
+            (k.to_owned(), percent_decode(&v))
+        })
+        .collect();
+    let info: serde_json::Value = serde_json::from_str(&form["beat"]).unwrap();
+    assert_eq!(info["ip"], "10.0.0.7");
+    assert_eq!(info["port"], 20880);
+    assert_eq!(info["serviceName"], "DEFAULT_GROUP@@providers:S::");
+    assert_eq!(info["metadata"]["application"], "app");
+    assert_eq!(info["metadata"]["protocol"], "dubbo");
+    drop(b);
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
