@@ -22,6 +22,49 @@ struct Ring {
     replicas: i64,
     arguments: Box<[usize]>,
     points: Box<[(u32, u32)]>,
+    /// Radix index: `index[b]` is the first point whose hash is >= `b << shift`, so a lookup
+    /// binary-searches only one small bucket (about two cache misses instead of ~16).
+    index: Box<[u32]>,
+    shift: u32,
+}
+
+impl Ring {
+    fn index(points: &[(u32, u32)]) -> (Box<[u32]>, u32) {
+        // About two points per bucket, at least 2 and at most 2^20 buckets.
+        let bits = (usize::BITS - points.len().max(4).leading_zeros() - 2).clamp(1, 20);
+        let shift = 32 - bits;
+        let buckets = 1usize << bits;
+        let mut index = Vec::with_capacity(buckets + 1);
+        let mut p = 0usize;
+        for b in 0..buckets {
+            let start = u64::try_from(b).unwrap_or(u64::MAX) << shift;
+            while p < points.len() && u64::from(points[p].0) < start {
+                p += 1;
+            }
+            index.push(u32::try_from(p).unwrap_or(u32::MAX));
+        }
+        index.push(u32::try_from(points.len()).unwrap_or(u32::MAX));
+        (index.into_boxed_slice(), shift)
+    }
+
+    /// The invoker index of the ceiling point of `hash`, wrapping to the first.
+    fn ceiling(&self, hash: u32) -> Option<u32> {
+        let b = (hash >> self.shift) as usize;
+        let lo = self.index.get(b).map_or(0, |&x| x as usize);
+        let hi = self
+            .index
+            .get(b + 1)
+            .map_or(self.points.len(), |&x| x as usize);
+        let i = lo
+            + self
+                .points
+                .get(lo..hi)
+                .map_or(0, |bucket| bucket.partition_point(|p| p.0 < hash));
+        self.points
+            .get(i)
+            .or_else(|| self.points.first())
+            .map(|p| p.1)
+    }
 }
 
 /// Word `k` (0..4) of an MD5 digest, little-endian (Dubbo's ketama `hash(digest, k)`).
@@ -142,11 +185,14 @@ impl ConsistentHashLoadBalance {
             .map(|i| i.url().address().unwrap_or_default())
             .collect();
         let points = ring_points(addresses.iter().map(String::as_str), replicas);
+        let (index, shift) = Ring::index(&points);
         Ring {
             content_hash: set.content_hash(),
             first: first.map(Arc::downgrade),
             replicas,
             arguments: arguments.into_boxed_slice(),
+            index,
+            shift,
             points: points.into_boxed_slice(),
         }
     }
@@ -179,7 +225,7 @@ fn select_in(ring: &Ring, invocation: &Invocation) -> usize {
         }
     }
     let d = h.finalize();
-    ceiling(&ring.points, word(&d, 0)).map_or(0, |i| i as usize)
+    ring.ceiling(word(&d, 0)).map_or(0, |i| i as usize)
 }
 
 impl LoadBalance for ConsistentHashLoadBalance {
@@ -218,6 +264,45 @@ mod tests {
         let pts = ring_points(addresses.iter().copied(), replicas);
         let i = ceiling(&pts, key_hash(key)).unwrap() as usize;
         addresses[i].to_owned()
+    }
+
+    #[test]
+    fn radix_index_agrees_with_binary_search() {
+        for n in [1usize, 2, 3, 7, 40, 255] {
+            let addrs: Vec<String> = (0..n)
+                .map(|i| format!("10.0.{}.{}:20880", i / 256, i % 256))
+                .collect();
+            let points = ring_points(addrs.iter().map(String::as_str), 160);
+            let (index, shift) = Ring::index(&points);
+            let ring = Ring {
+                content_hash: 0,
+                first: None,
+                replicas: 160,
+                arguments: Box::new([0]),
+                points: points.clone().into_boxed_slice(),
+                index,
+                shift,
+            };
+            let mut h = 0x9e37_79b9u32;
+            for probe in [0u32, 1, u32::MAX, u32::MAX - 1]
+                .into_iter()
+                .chain((0..2000).map(|_| {
+                    h ^= h << 13;
+                    h ^= h >> 17;
+                    h ^= h << 5;
+                    h
+                }))
+            {
+                assert_eq!(
+                    ring.ceiling(probe),
+                    ceiling(&points, probe),
+                    "n={n} probe={probe}"
+                );
+            }
+            for p in points.iter().take(50) {
+                assert_eq!(ring.ceiling(p.0), ceiling(&points, p.0));
+            }
+        }
     }
 
     #[test]
