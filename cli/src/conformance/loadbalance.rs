@@ -52,6 +52,7 @@ pub fn run(kind: &str, subkind: &str, v: &Value) -> Outcome {
 struct VecInvoker {
     url: Url,
     fail: Option<RpcError>,
+    delay: std::time::Duration,
 }
 
 #[async_trait]
@@ -61,6 +62,9 @@ impl Invoker for VecInvoker {
     }
 
     async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
         match &self.fail {
             Some(e) => Err(e.clone()),
             None => Ok(RpcResponse::empty()),
@@ -69,7 +73,11 @@ impl Invoker for VecInvoker {
 }
 
 fn invoker(url: Url) -> SharedInvoker {
-    Arc::new(VecInvoker { url, fail: None })
+    Arc::new(VecInvoker {
+        url,
+        fail: None,
+        delay: std::time::Duration::ZERO,
+    })
 }
 
 /// Replaces `<now>`, `<now+N>` and `<now-N>` by epoch milliseconds.
@@ -570,14 +578,25 @@ fn consistenthash_select(v: &Value) -> Outcome {
     all(checks)
 }
 
+/// The first integer field among `keys`.
+fn int_field(v: &Value, keys: &[&str]) -> Option<i64> {
+    keys.iter().find_map(|k| i(v, k))
+}
+
 fn active_limit(v: &Value) -> Outcome {
     let Some(text) = s(v, "invoker_url") else {
         return Outcome::Fail("no invoker_url".into());
     };
-    let url = match Url::parse(text) {
+    let mut url = match Url::parse(text) {
         Ok(u) => u,
         Err(e) => return Outcome::Fail(format!("bad url: {e}")),
     };
+    if let Some(a) = int_field(v, &["actives", "max_actives"]) {
+        url = url.with_param("actives", &a.to_string());
+    }
+    if let Some(t) = int_field(v, &["timeout_ms", "timeout"]) {
+        url = url.with_param("timeout", &t.to_string());
+    }
     let fail = s(v, "invoker_throws").map(|t| {
         if t.to_ascii_lowercase().contains("limit") {
             RpcError::new(RpcErrorCode::LimitExceeded, t)
@@ -585,10 +604,12 @@ fn active_limit(v: &Value) -> Outcome {
             RpcError::new(RpcErrorCode::Unknown, t)
         }
     });
+    let delay_ms = int_field(v, &["call_ms", "sleep_ms", "invoke_ms", "duration_ms"]).unwrap_or(0);
     let method = s(v, "method").unwrap_or("test");
     let inner: SharedInvoker = Arc::new(VecInvoker {
         url: url.clone(),
         fail,
+        delay: std::time::Duration::from_millis(delay_ms.max(0).unsigned_abs()),
     });
     let wrapped = ActiveLimitLayer.layer(inner);
     let status = ServiceStatus::for_url(&url).method(method);
@@ -599,26 +620,57 @@ fn active_limit(v: &Value) -> Outcome {
         Ok(rt) => rt,
         Err(e) => return Outcome::Fail(format!("runtime: {e}")),
     };
-    let before = status.active();
-    let failed_before = status.failed();
-    let r = rt.block_on(wrapped.invoke(&Invocation::new(method)));
-    let after = status.active();
+    let Some(expected) = v.get("expected").and_then(Value::as_object) else {
+        return Outcome::Skip("no expected object".into());
+    };
     let mut checks = vec![];
-    if let Some(exp) = v
-        .get("expected")
-        .and_then(|e| e.get("active_before_equals_active_after_onError"))
-    {
-        checks.push(expect_eq(
-            "active before == after",
-            exp.as_bool(),
-            Some(before == after),
-        ));
-        checks.push(expect_eq("the call failed", true, r.is_err()));
-        checks.push(expect_eq(
-            "counted as failed",
-            failed_before + 1,
-            status.failed(),
-        ));
+    for (key, exp) in expected {
+        if let Some(when) = key.strip_prefix("active_before_equals_active_after") {
+            let before = status.active();
+            let failed_before = status.failed();
+            let r = rt.block_on(wrapped.invoke(&Invocation::new(method)));
+            let after = status.active();
+            checks.push(expect_eq(
+                "active before == after",
+                exp.as_bool(),
+                Some(before == after),
+            ));
+            let expect_error = when.to_ascii_lowercase().contains("error");
+            checks.push(expect_eq("the call failed", expect_error, r.is_err()));
+            if expect_error {
+                checks.push(expect_eq(
+                    "counted as failed",
+                    failed_before + 1,
+                    status.failed(),
+                ));
+            }
+        } else if key.to_ascii_lowercase().contains("reject") {
+            // N concurrent calls against the limit; count LIMIT_EXCEEDED rejections.
+            let n = int_field(v, &["threads", "tasks", "concurrency", "calls"]).unwrap_or(100);
+            let w = wrapped.clone();
+            let m = method.to_owned();
+            let rejected = rt.block_on(async move {
+                let mut tasks = Vec::new();
+                for _ in 0..n {
+                    let w = w.clone();
+                    let m = m.clone();
+                    tasks.push(tokio::spawn(
+                        async move { w.invoke(&Invocation::new(m)).await },
+                    ));
+                }
+                let mut rejected = 0i64;
+                for t in tasks {
+                    if let Ok(Err(e)) = t.await {
+                        if e.is_limit_exceeded() {
+                            rejected += 1;
+                        }
+                    }
+                }
+                rejected
+            });
+            checks.push(expect_eq("rejections", exp.as_i64(), Some(rejected)));
+            checks.push(expect_eq("active after all calls", 0, status.active()));
+        }
     }
     if checks.is_empty() {
         return Outcome::Skip("no expectation this module understands".into());
