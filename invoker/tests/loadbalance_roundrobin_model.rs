@@ -79,7 +79,11 @@ proptest! {
     #[test]
     fn same_sequence_as_the_model(
         phases in proptest::collection::vec(
-            (proptest::collection::btree_map(0u8..12, 1i64..3, 1..8), 1usize..40, any::<bool>()),
+            (
+                proptest::collection::btree_map(0u8..12, 1i64..3, 1..8),
+                1usize..40,
+                proptest::option::of(1i64..4),
+            ),
             1..8,
         ),
         case in any::<u64>(),
@@ -88,10 +92,10 @@ proptest! {
         let lb = RoundRobinLoadBalance::new();
         let mut model = Model::default();
         let call = Invocation::new("m");
-        for (providers, picks, equalize) in phases {
+        for (providers, picks, equal) in phases {
             let list: Vec<(String, i64)> = providers
                 .into_iter()
-                .map(|(id, w)| (id.to_string(), if equalize { 2 } else { w }))
+                .map(|(id, w)| (id.to_string(), equal.unwrap_or(w)))
                 .collect();
             let set = build(&tag, &list);
             // The model keys by the same identity the balancer uses.
@@ -106,6 +110,42 @@ proptest! {
                 let got = lb.select(&set, &call).unwrap();
                 prop_assert_eq!(got, want);
             }
+        }
+    }
+}
+
+/// Equal weights change for everyone (heap mode re-initialised), then become unequal with one
+/// invoker keeping the new weight: its current must survive.
+#[test]
+fn equal_weight_change_then_unequal_matches_model() {
+    let lb = RoundRobinLoadBalance::new();
+    let mut model = Model::default();
+    let call = Invocation::new("m");
+    let phases: [(&[i64], usize); 4] = [
+        (&[2, 2, 2], 4),
+        (&[3, 3, 3], 5),
+        (&[3, 1, 2], 7),
+        (&[3, 3, 3], 4),
+    ];
+    for (weights, picks) in phases {
+        let list: Vec<(String, i64)> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (i.to_string(), *w))
+            .collect();
+        let set = build("rr-eq-change", &list);
+        let keyed: Vec<(String, i64)> = set
+            .meta()
+            .iter()
+            .zip(&list)
+            .map(|(m, (_, w))| (m.identity().to_string(), *w))
+            .collect();
+        for _ in 0..picks {
+            assert_eq!(
+                lb.select(&set, &call).unwrap(),
+                model.select(&keyed),
+                "weights {weights:?}"
+            );
         }
     }
 }

@@ -58,6 +58,7 @@ impl Aligned {
             return;
         }
         for (e, off) in self.entries.iter().zip(&h.offsets) {
+            e.weight.store(h.weight, Ordering::Relaxed);
             e.current.store(off + h.picks * h.weight, Ordering::Relaxed);
             e.last_update.store(now, Ordering::Relaxed);
         }
