@@ -489,3 +489,20 @@ fn random_with_warming_invokers_matches_warm_weights() {
         );
     }
 }
+
+#[test]
+fn consistent_hash_reselect_walks_the_ring() {
+    let lb = ConsistentHashLoadBalance::new();
+    let s = ch_set(8, "");
+    let key = s.service_key().clone();
+    for k in 0..200 {
+        let call = arg_call("m", json!([format!("user-{k}")]));
+        let first = lb.select(&s, &call).unwrap();
+        let next = lb.select_excluding(&s, &call, &|i| i == first).unwrap();
+        assert_ne!(next, first);
+        // Deterministic, and the full ring stays cached (no rebuild for the sub-list).
+        assert_eq!(lb.select_excluding(&s, &call, &|i| i == first), Some(next));
+        assert_eq!(lb.ring_size(&key, "m"), Some((160, 8 * 160)));
+        assert_eq!(lb.select(&s, &call), Some(first));
+    }
+}

@@ -149,3 +149,47 @@ fn equal_weight_change_then_unequal_matches_model() {
         }
     }
 }
+
+/// Reselect (`select_excluding`) behaves like Dubbo running round robin on the sub-list of the
+/// not-excluded invokers, and shares the per-identity state with normal selects.
+#[test]
+fn select_excluding_matches_model_on_the_sub_list() {
+    let lb = RoundRobinLoadBalance::new();
+    let mut model = Model::default();
+    let call = Invocation::new("m");
+    for weights in [[1i64, 1, 1, 1, 1], [5, 1, 3, 2, 4]] {
+        let list: Vec<(String, i64)> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (i.to_string(), *w))
+            .collect();
+        let set = build(&format!("rr-ex-{}", weights[0]), &list);
+        let keyed: Vec<(String, i64)> = set
+            .meta()
+            .iter()
+            .zip(&list)
+            .map(|(m, (_, w))| (m.identity().to_string(), *w))
+            .collect();
+        for round in 0..30usize {
+            let skip = round % 5;
+            if round % 3 == 0 {
+                let sub: Vec<(String, i64)> = keyed
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != skip)
+                    .map(|(_, x)| x.clone())
+                    .collect();
+                let want = model.select(&sub);
+                let want = if want >= skip { want + 1 } else { want };
+                let got = lb.select_excluding(&set, &call, &|i| i == skip).unwrap();
+                assert_eq!(got, want, "round {round} weights {weights:?}");
+            } else {
+                assert_eq!(
+                    lb.select(&set, &call).unwrap(),
+                    model.select(&keyed),
+                    "round {round}"
+                );
+            }
+        }
+    }
+}

@@ -47,23 +47,36 @@ impl Ring {
         (index.into_boxed_slice(), shift)
     }
 
-    /// The invoker index of the ceiling point of `hash`, wrapping to the first.
-    fn ceiling(&self, hash: u32) -> Option<u32> {
+    /// The position in `points` of the ceiling point of `hash` (may be `points.len()`: wrap).
+    fn position(&self, hash: u32) -> usize {
         let b = (hash >> self.shift) as usize;
         let lo = self.index.get(b).map_or(0, |&x| x as usize);
         let hi = self
             .index
             .get(b + 1)
             .map_or(self.points.len(), |&x| x as usize);
-        let i = lo
-            + self
-                .points
-                .get(lo..hi)
-                .map_or(0, |bucket| bucket.partition_point(|p| p.0 < hash));
+        lo + self
+            .points
+            .get(lo..hi)
+            .map_or(0, |bucket| bucket.partition_point(|p| p.0 < hash))
+    }
+
+    /// The invoker index of the ceiling point of `hash`, wrapping to the first.
+    fn ceiling(&self, hash: u32) -> Option<u32> {
+        let i = self.position(hash);
         self.points
             .get(i)
             .or_else(|| self.points.first())
             .map(|p| p.1)
+    }
+
+    /// The first invoker clockwise from `hash` that is not excluded.
+    fn ceiling_excluding(&self, hash: u32, excluded: &dyn Fn(usize) -> bool) -> Option<usize> {
+        let len = self.points.len();
+        let start = self.position(hash);
+        (0..len)
+            .map(|k| self.points[(start + k) % len].1 as usize)
+            .find(|&i| !excluded(i))
     }
 }
 
@@ -216,6 +229,12 @@ fn valid(ring: &Ring, set: &InvokerSet) -> bool {
 }
 
 fn select_in(ring: &Ring, invocation: &Invocation) -> usize {
+    ring.ceiling(key_of(ring, invocation))
+        .map_or(0, |i| i as usize)
+}
+
+/// Word 0 of the MD5 of the invocation's key.
+fn key_of(ring: &Ring, invocation: &Invocation) -> u32 {
     let args = invocation.real_arguments();
     let mut h = Md5::new();
     for &i in ring.arguments.iter() {
@@ -224,8 +243,7 @@ fn select_in(ring: &Ring, invocation: &Invocation) -> usize {
             let _ = write_java_string_value(&mut HashWriter(&mut h), a);
         }
     }
-    let d = h.finalize();
-    ring.ceiling(word(&d, 0)).map_or(0, |i| i as usize)
+    word(&h.finalize(), 0)
 }
 
 impl LoadBalance for ConsistentHashLoadBalance {
@@ -249,6 +267,33 @@ impl LoadBalance for ConsistentHashLoadBalance {
                 i
             });
         Some(i.min(set.len() - 1))
+    }
+
+    /// Reselect: the next invoker clockwise on the same ring that is not excluded (Dubbo
+    /// builds a new ring over the remaining invokers, which also evicts the cached ring of the
+    /// full list; walking on keeps both the ring and the key's neighbourhood).
+    fn select_excluding(
+        &self,
+        set: &InvokerSet,
+        invocation: &Invocation,
+        excluded: &dyn Fn(usize) -> bool,
+    ) -> Option<usize> {
+        if set.is_empty() {
+            return None;
+        }
+        let method = invocation.real_method();
+        self.rings
+            .with(set.service_key(), method, ArcSwapOption::empty, |cell| {
+                let cur = cell.load();
+                if let Some(r) = cur.as_ref().filter(|r| valid(r, set)) {
+                    return r.ceiling_excluding(key_of(r, invocation), excluded);
+                }
+                let ring = Arc::new(ConsistentHashLoadBalance::build(set, method));
+                let i = ring.ceiling_excluding(key_of(&ring, invocation), excluded);
+                cell.store(Some(ring));
+                i
+            })
+            .filter(|&i| i < set.len())
     }
 
     fn name(&self) -> &'static str {

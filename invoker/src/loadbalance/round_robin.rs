@@ -227,18 +227,20 @@ impl RoundRobinLoadBalance {
     }
 }
 
-impl LoadBalance for RoundRobinLoadBalance {
-    fn select(&self, set: &InvokerSet, invocation: &Invocation) -> Option<usize> {
+impl RoundRobinLoadBalance {
+    /// One pick over the invokers of `set` that are not excluded (all when `excluded` is
+    /// `None`). Excluded invokers keep their state untouched, exactly as if the list had been
+    /// the sub-list of the others (Dubbo's reselect), without re-keying the state.
+    fn pick(
+        &self,
+        set: &InvokerSet,
+        invocation: &Invocation,
+        excluded: Option<&dyn Fn(usize) -> bool>,
+    ) -> Option<usize> {
         let n = set.len();
-        match n {
-            0 => return None,
-            1 => return Some(0),
-            _ => {}
-        }
         let method = invocation.real_method();
         let now = self.clock.now_ms();
-        let picked = self
-            .states
+        self.states
             .with(set.service_key(), method, State::default, |st| {
                 let guard = st.aligned.load();
                 let owned;
@@ -250,17 +252,20 @@ impl LoadBalance for RoundRobinLoadBalance {
                         &owned
                     };
                 let picked = with_weights(set, method, &self.clock, |w| {
-                    if let WeightView::Static(sw) = &w {
+                    if let (WeightView::Static(sw), None) = (&w, excluded) {
                         let first = sw.weights().first().copied().unwrap_or(0);
                         if sw.all_equal() && first > 0 {
-                            return aligned.pick_equal(i64::from(first));
+                            return Some(aligned.pick_equal(i64::from(first)));
                         }
                     }
                     if aligned.heap_active.load(Ordering::Acquire) {
                         aligned.materialize(now);
                     }
-                    let (mut max, mut picked, mut total) = (i64::MIN, 0usize, 0i64);
+                    let (mut max, mut picked, mut total) = (i64::MIN, None, 0i64);
                     for (i, e) in aligned.entries.iter().enumerate() {
+                        if excluded.is_some_and(|x| x(i)) {
+                            continue;
+                        }
                         let weight = i64::from(w.get(i));
                         if e.weight.load(Ordering::Relaxed) != weight {
                             e.weight.store(weight, Ordering::Relaxed);
@@ -270,19 +275,43 @@ impl LoadBalance for RoundRobinLoadBalance {
                         e.last_update.store(now, Ordering::Relaxed);
                         if cur > max {
                             max = cur;
-                            picked = i;
+                            picked = Some(i);
                         }
                         total += weight;
                     }
-                    if let Some(e) = aligned.entries.get(picked) {
+                    if let Some(e) = picked.and_then(|p| aligned.entries.get(p)) {
                         e.current.fetch_sub(total, Ordering::Relaxed);
                     }
                     picked
                 });
                 st.recycle(aligned, n, now);
                 picked
-            });
-        Some(picked)
+            })
+    }
+}
+
+impl LoadBalance for RoundRobinLoadBalance {
+    fn select(&self, set: &InvokerSet, invocation: &Invocation) -> Option<usize> {
+        match set.len() {
+            0 => None,
+            1 => Some(0),
+            _ => self.pick(set, invocation, None),
+        }
+    }
+
+    fn select_excluding(
+        &self,
+        set: &InvokerSet,
+        invocation: &Invocation,
+        excluded: &dyn Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let mut candidates = (0..set.len()).filter(|&i| !excluded(i));
+        let first = candidates.next()?;
+        if candidates.next().is_none() {
+            // A list of one is returned without running the algorithm.
+            return Some(first);
+        }
+        self.pick(set, invocation, Some(excluded))
     }
 
     fn name(&self) -> &'static str {
