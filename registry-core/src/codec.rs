@@ -28,12 +28,20 @@ pub fn decode_cow(s: &str) -> Result<Cow<'_, str>> {
     }
     validate_escapes(s)?;
     let plus_free: Cow<'_, [u8]> = if bytes.contains(&b'+') {
-        Cow::Owned(bytes.iter().map(|&b| if b == b'+' { b' ' } else { b }).collect())
+        Cow::Owned(
+            bytes
+                .iter()
+                .map(|&b| if b == b'+' { b' ' } else { b })
+                .collect(),
+        )
     } else {
         Cow::Borrowed(bytes)
     };
-    let decoded: Cow<'_, [u8]> = percent_encoding::percent_decode(&plus_free).into();
-    Ok(Cow::Owned(String::from_utf8_lossy(&decoded).into_owned()))
+    let decoded: Vec<u8> = percent_encoding::percent_decode(&plus_free).collect();
+    // Valid UTF-8 (the normal case) is taken over without another copy.
+    Ok(Cow::Owned(String::from_utf8(decoded).unwrap_or_else(|e| {
+        String::from_utf8_lossy(e.as_bytes()).into_owned()
+    })))
 }
 
 fn validate_escapes(s: &str) -> Result<()> {

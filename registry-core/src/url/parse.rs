@@ -41,12 +41,15 @@ fn scan_query<'a>(q: &'a str, params: &mut Vec<(&'a str, &'a str)>) {
     let (mut start, mut eq) = (0usize, None);
     let mut i = 0;
     while i < b.len() {
-        // Skip 8 bytes at a time while none of them is `&`, `;` or `=`.
+        // Jump 8 bytes at a time to the next `&`, `;` or `=`.
         if let Some(chunk) = b.get(i..i + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
-            if !has_separator(u64::from_le_bytes(chunk)) {
+            let m = separator_mask(u64::from_le_bytes(chunk));
+            if m == 0 {
                 i += 8;
                 continue;
             }
+            // The lowest flagged byte is exact (false positives only appear above it).
+            i += (m.trailing_zeros() / 8) as usize;
         }
         match b[i] {
             b'&' | b';' => {
@@ -63,15 +66,15 @@ fn scan_query<'a>(q: &'a str, params: &mut Vec<(&'a str, &'a str)>) {
     push(start, eq, q.len());
 }
 
-/// True when some byte of the word is `&`, `;` or `=` (SWAR zero-byte test).
-fn has_separator(w: u64) -> bool {
+/// High bit set in the bytes of the word that are `&`, `;` or `=` (SWAR zero-byte test; bits
+/// above the lowest flagged byte may be false positives).
+fn separator_mask(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    let any = zero(w ^ (ONES * u64::from(b'&')))
+    zero(w ^ (ONES * u64::from(b'&')))
         | zero(w ^ (ONES * u64::from(b';')))
-        | zero(w ^ (ONES * u64::from(b'=')));
-    any != 0
+        | zero(w ^ (ONES * u64::from(b'=')))
 }
 
 /// `URLParam.parse(rawParam)` (3.x): items split on `&`, each trimmed (Java `trim`), empty
