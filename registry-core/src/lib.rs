@@ -13,8 +13,10 @@
 //! - matching and classification ([`matching`], §2) and the notify rules ([`notify`], §3.2);
 //! - the subscription contract: the [`Registry`] trait, the [`RegistryBackend`] trait backends
 //!   implement, and the coalescing [`Subscription`] stream ([`subscription`]);
-//! - failback retries ([`failback`], §3.3), the local cache file ([`cache_file`], §3.4);
-//! - [`MemoryRegistry`] (`memory://`), an in-process registry with the same semantics.
+//! - failback retries ([`failback`] with the [`retry`] schedule, §3.3), the local cache file
+//!   ([`cache_file`], §3.4);
+//! - [`MemoryRegistry`] (`memory://`, [`memory::connect`]), an in-process registry with the
+//!   same semantics, built as a [`RegistryBackend`] inside [`FailbackRegistry`].
 //!
 //! Contract in one paragraph: a subscriber receives, per category, the complete current list
 //! of matching URLs, in order, with `empty://` for "none"; connection trouble never blanks a
