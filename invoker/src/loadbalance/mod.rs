@@ -2,9 +2,9 @@
 //!
 //! | name | algorithm | cost per select |
 //! |---|---|---|
-//! | `random` (default) | weighted random over precomputed cumulative weights | O(log n) |
-//! | `roundrobin` | smooth weighted round robin, state per service key + method | O(n) |
-//! | `leastactive` | fewest active calls, weighted random among ties | O(n) |
+//! | `random` (default) | weighted random over precomputed cumulative weights (rejection sampling while providers warm up) | O(log n) |
+//! | `roundrobin` | smooth weighted round robin, state per service key + method | O(log n) with equal weights, else O(n) |
+//! | `leastactive` | fewest active calls, weighted random among ties | O(n): a scan of every counter |
 //! | `shortestresponse` | lowest (avg succeeded elapsed × (active+1)) in a sliding window | O(n) |
 //! | `consistenthash` | ketama MD5 ring, 160 virtual nodes, `hash.arguments` | O(log n) + MD5 |
 //! | `p2c` | power of two choices on (active+1) × latency / weight | O(1) |
