@@ -586,7 +586,12 @@ fn service_key(v: &Value) -> Outcome {
         "getDisplayServiceKey" => u.display_service_key(),
         "getColonSeparatedKey" => Some(u.colon_separated_key()),
         "getCompatibleColonSeparatedKey" => Some(u.compatible_colon_separated_key()),
-        "toServiceString" => Some(u.to_service_string()),
+        // No DNS resolution: both forms use the host as given.
+        "toServiceString" | "toServiceStringWithoutResolving" => Some(u.to_service_string()),
+        "getProtocolServiceKey" => u.service_key().map(|k| match u.protocol() {
+            Some(p) if !p.is_empty() => format!("{k}:{p}"),
+            _ => k,
+        }),
         "getServiceInterface" => u.service_interface().map(str::to_owned),
         "toFullString" => Some(u.to_full_string()),
         "toString" => Some(u.to_string()),

@@ -383,10 +383,12 @@ impl Url {
         s
     }
 
-    /// `toServiceString()`: `proto://host:port/<service key>` without params or credentials.
+    /// `toServiceString()`: `proto://[user[:password]@]host:port/<service key>`, no params
+    /// (`buildString(appendUser=true, appendParameter=false, useIP, useService)`; the host is
+    /// used as given, it is not resolved).
     pub fn to_service_string(&self) -> String {
         let mut s = String::new();
-        self.write_address(&mut s, false);
+        self.write_address(&mut s, true);
         if let Some(k) = self.service_key().filter(|k| !k.is_empty()) {
             s.push('/');
             s.push_str(&k);

@@ -64,13 +64,21 @@ fn encoded_equals_decoded() {
 
 #[test]
 fn strings() {
-    let x = u("dubbo://admin:hello1234@10.20.130.230:20880/context/path?version=1.0.0&application=morgan");
-    assert_eq!(x.to_string(), "dubbo://10.20.130.230:20880/context/path?application=morgan&version=1.0.0");
+    let x = u(
+        "dubbo://admin:hello1234@10.20.130.230:20880/context/path?version=1.0.0&application=morgan",
+    );
+    assert_eq!(
+        x.to_string(),
+        "dubbo://10.20.130.230:20880/context/path?application=morgan&version=1.0.0"
+    );
     assert_eq!(
         x.to_full_string(),
         "dubbo://admin:hello1234@10.20.130.230:20880/context/path?application=morgan&version=1.0.0"
     );
-    assert_eq!(x.to_identity_string(), "dubbo://admin:hello1234@10.20.130.230:20880/context/path");
+    assert_eq!(
+        x.to_identity_string(),
+        "dubbo://admin:hello1234@10.20.130.230:20880/context/path"
+    );
     assert!(!format!("{x:?}").contains("hello1234"));
 }
 
@@ -98,15 +106,24 @@ fn method_params() {
     assert_eq!(x.method_param_i64("zzz", "timeout", 0), 1);
     let y = u("dubbo://h:1/S?m.a.b=1");
     assert_eq!(y.method_param_strict("m", "a.b"), Some("1"));
-    assert_eq!(u("a://h?aaa.method1=aaa&bbb.method2=bbb").any_method_param("method1"), Some("aaa"));
+    assert_eq!(
+        u("a://h?aaa.method1=aaa&bbb.method2=bbb").any_method_param("method1"),
+        Some("aaa")
+    );
 }
 
 #[test]
 fn keys() {
     let x = u("dubbo://h:1/com.foo.Bar?group=*&version=*");
     assert_eq!(x.service_key().unwrap(), "*/com.foo.Bar:*");
-    assert_eq!(u("10.20.130.230:20880/org.x.I").colon_separated_key(), "org.x.I::");
-    assert_eq!(u("dubbo://h:1/com.foo.Bar?version=1.0.0").compatible_colon_separated_key(), "com.foo.Bar:1.0.0");
+    assert_eq!(
+        u("10.20.130.230:20880/org.x.I").colon_separated_key(),
+        "org.x.I::"
+    );
+    assert_eq!(
+        u("dubbo://h:1/com.foo.Bar?version=1.0.0").compatible_colon_separated_key(),
+        "com.foo.Bar:1.0.0"
+    );
 }
 
 #[test]
@@ -118,7 +135,11 @@ fn derived_urls_share_tables() {
     assert_eq!(c.param("weight"), Some("5"));
     assert_eq!(c.param("pid"), Some("1"));
     assert_eq!(c.without_params(&["weight"]), a);
-    assert_eq!(a.with_params_if_absent([("application", "y"), ("k", "v")]).param("application"), Some("x"));
+    assert_eq!(
+        a.with_params_if_absent([("application", "y"), ("k", "v")])
+            .param("application"),
+        Some("x")
+    );
 }
 
 #[test]
@@ -126,4 +147,11 @@ fn comma_split_java() {
     assert_eq!(comma_split("a, b ,,c,"), vec!["a", "b", "c"]);
     assert_eq!(comma_split(",a"), vec!["", "a"]);
     assert!(comma_split(",,").is_empty());
+}
+
+#[test]
+fn service_string_keeps_credentials_but_no_params() {
+    let x = u("zookeeper://admin:pw@10.20.130.230:4444/a.B?version=1.0.0&group=aaa&k=v");
+    assert_eq!(x.to_service_string(), "zookeeper://admin:pw@10.20.130.230:4444/aaa/a.B:1.0.0");
+    assert!(!x.to_string().contains("admin"));
 }
