@@ -29,12 +29,19 @@ pub struct ServiceAddressUrl {
 impl ServiceAddressUrl {
     /// Layers `provider` over `consumer`.
     pub fn new(provider: Url, consumer: Url) -> Self {
-        ServiceAddressUrl { provider, consumer, overrides: None }
+        ServiceAddressUrl {
+            provider,
+            consumer,
+            overrides: None,
+        }
     }
 
     /// The same with an override URL (configurators applied); `None` removes it.
     pub fn with_overrides(&self, overrides: Option<Url>) -> Self {
-        ServiceAddressUrl { overrides, ..self.clone() }
+        ServiceAddressUrl {
+            overrides,
+            ..self.clone()
+        }
     }
 
     /// The provider URL as registered.
@@ -85,8 +92,12 @@ impl ServiceAddressUrl {
             "side" => return self.consumer.param(key),
             _ => {}
         }
-        let ov = self.overrides.as_ref().and_then(|o| non_empty(o.param(key)));
-        ov.or_else(|| self.consumer_param(key)).or_else(|| self.provider.param(key))
+        let ov = self
+            .overrides
+            .as_ref()
+            .and_then(|o| non_empty(o.param(key)));
+        ov.or_else(|| self.consumer_param(key))
+            .or_else(|| self.provider.param(key))
     }
 
     fn consumer_param(&self, key: &str) -> Option<&str> {
@@ -109,7 +120,9 @@ impl ServiceAddressUrl {
                 if PROVIDER_FIRST.contains(&key) {
                     None
                 } else {
-                    non_empty(self.consumer.method_param_strict(method, key))
+                    // The consumer's `methods` is removed before layering (ProviderFirstParams),
+                    // so no `methods` filter applies to consumer method params.
+                    non_empty(self.consumer.raw_method_param(method, key))
                 }
             })
             .or_else(|| non_empty(self.provider.method_param_strict(method, key)))
@@ -133,16 +146,12 @@ impl ServiceAddressUrl {
     /// for display and for code that needs a single [`Url`].
     pub fn to_url(&self) -> Url {
         let mut params: Vec<(&str, &str)> = self.provider.params().collect();
-        params.extend(
-            self.consumer
-                .params()
-                .filter(|(k, v)| {
-                    !v.is_empty()
-                        && !PROVIDER_FIRST.contains(k)
-                        && !PROVIDER_ONLY.contains(k)
-                        && *k != "application"
-                }),
-        );
+        params.extend(self.consumer.params().filter(|(k, v)| {
+            !v.is_empty()
+                && !PROVIDER_FIRST.contains(k)
+                && !PROVIDER_ONLY.contains(k)
+                && *k != "application"
+        }));
         if let Some(o) = &self.overrides {
             params.extend(o.params().filter(|(_, v)| !v.is_empty()));
         }
@@ -177,6 +186,10 @@ impl fmt::Display for ServiceAddressUrl {
 
 impl fmt::Debug for ServiceAddressUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ServiceAddressUrl({} over {})", self.provider, self.consumer)
+        write!(
+            f,
+            "ServiceAddressUrl({} over {})",
+            self.provider, self.consumer
+        )
     }
 }

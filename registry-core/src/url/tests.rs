@@ -155,3 +155,11 @@ fn service_string_keeps_credentials_but_no_params() {
     assert_eq!(x.to_service_string(), "zookeeper://admin:pw@10.20.130.230:4444/aaa/a.B:1.0.0");
     assert!(!x.to_string().contains("admin"));
 }
+
+#[test]
+fn service_address_consumer_methods_do_not_filter() {
+    let p = u("dubbo://10.0.0.1:20880/S?methods=a,b&timeout=1");
+    let c = u("consumer://10.0.0.9/S?methods=x&b.timeout=7");
+    let sa = ServiceAddressUrl::new(p, c);
+    assert_eq!(sa.method_param("b", "timeout"), Some("7"));
+}
