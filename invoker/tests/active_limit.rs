@@ -273,3 +273,42 @@ async fn contention_64_with_random_cancellation() {
     // Every admitted call was counted exactly once (cancelled-before-admission ones are not).
     assert!(status.total() >= u64::try_from(totals.0).unwrap());
 }
+
+#[derive(Debug)]
+struct SlowFactory;
+
+impl invoker::rpc::InvokerFactory for SlowFactory {
+    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
+        Ok(SlowInvoker::new(
+            &provider.to_full_string(),
+            Duration::from_millis(10),
+            None,
+        ))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn counting_factory_limits_only_urls_with_actives() {
+    let f = invoker::filter::active_limit::CountingFactory::new(Arc::new(SlowFactory));
+    use invoker::rpc::InvokerFactory;
+    let limited = f
+        .refer(&Url::parse("test://cf-lim:1/Demo?m.actives=1").unwrap())
+        .unwrap();
+    let free = f
+        .refer(&Url::parse("test://cf-free:1/Demo").unwrap())
+        .unwrap();
+    let call = Invocation::new("m");
+    let (a, b) = tokio::join!(limited.invoke(&call), limited.invoke(&call));
+    assert!(
+        a.is_ok() != b.is_ok(),
+        "one of two concurrent calls is rejected (timeout 0)"
+    );
+    let (a, b) = tokio::join!(free.invoke(&call), free.invoke(&call));
+    assert!(a.is_ok() && b.is_ok());
+    let st = ServiceStatus::for_url(free.url());
+    assert_eq!(
+        st.method("m").total(),
+        2,
+        "the unlimited invoker is still counted"
+    );
+}

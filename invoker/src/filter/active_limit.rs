@@ -19,6 +19,8 @@
 //!
 //! Apply **one** of the two layers to a provider invoker: [`ActiveLimitLayer`] when the
 //! reference has `actives` configured, otherwise [`CountingLayer`] (both count).
+//! [`CountingFactory`] does that choice for every provider a directory refers (Dubbo activates
+//! ActiveLimitFilter when the URL has `actives`, service or method level).
 
 use std::sync::Arc;
 
@@ -26,7 +28,9 @@ use async_trait::async_trait;
 use registry_core::Url;
 
 use super::InvokerLayer;
-use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
+use crate::rpc::{
+    Invocation, Invoker, InvokerFactory, RpcError, RpcErrorCode, RpcResult, SharedInvoker,
+};
 use crate::status::{CallGuard, RpcStatus, ServiceStatus};
 
 /// Counts every call (active, total, failed, elapsed) without limiting.
@@ -160,5 +164,34 @@ impl Invoker for ActiveLimitInvoker {
 
     fn destroy(&self) {
         self.inner.destroy();
+    }
+}
+
+/// Wraps an [`InvokerFactory`] so that every provider invoker it refers is counted
+/// ([`CountingLayer`]) or counted and limited ([`ActiveLimitLayer`], when the provider URL has
+/// an `actives` parameter at service or method level): what `leastactive`,
+/// `shortestresponse` and `p2c` need to see real load.
+#[derive(Debug)]
+pub struct CountingFactory {
+    inner: Arc<dyn InvokerFactory>,
+}
+
+impl CountingFactory {
+    /// Wraps `inner` (the user's transport).
+    pub fn new(inner: Arc<dyn InvokerFactory>) -> Self {
+        CountingFactory { inner }
+    }
+}
+
+impl InvokerFactory for CountingFactory {
+    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
+        let inv = self.inner.refer(provider)?;
+        let limited =
+            provider.has_param("actives") || provider.any_method_param("actives").is_some();
+        Ok(if limited {
+            ActiveLimitLayer.layer(inv)
+        } else {
+            CountingLayer.layer(inv)
+        })
     }
 }
