@@ -398,16 +398,35 @@ fn least(v: &Value, shortest: bool) -> Outcome {
     let mut guards: Vec<CallGuard> = Vec::new();
     // (active, succeeded, succeeded elapsed ms) per invoker.
     let mut stats = vec![(0i64, 0i64, 0i64); list.len()];
-    if let Some(a) = v.get("actives").and_then(Value::as_array) {
-        for (k, x) in a.iter().enumerate().take(list.len()) {
-            stats[k].0 = x.as_i64().unwrap_or(0);
+    // An invoker named by index, protocol, address or any part of its URL.
+    let find = |name: &str| -> Option<usize> {
+        name.parse::<usize>()
+            .ok()
+            .filter(|&k| k < list.len())
+            .or_else(|| {
+                list.iter()
+                    .position(|u| u.protocol() == Some(name) || u.to_string().contains(name))
+            })
+    };
+    match v.get("actives") {
+        Some(Value::Array(a)) => {
+            for (k, x) in a.iter().enumerate().take(list.len()) {
+                stats[k].0 = x.as_i64().unwrap_or(0);
+            }
         }
+        Some(Value::Object(m)) => {
+            for (name, x) in m {
+                let Some(k) = find(name) else {
+                    return Outcome::Fail(format!("actives names unknown invoker {name:?}"));
+                };
+                stats[k].0 = x.as_i64().unwrap_or(0);
+            }
+        }
+        _ => {}
     }
     if let Some(map) = v.get("rpc_status").and_then(Value::as_object) {
         for (name, st) in map {
-            let Some(k) = list.iter().position(|u| {
-                u.protocol() == Some(name.as_str()) || u.to_string().contains(name.as_str())
-            }) else {
+            let Some(k) = find(name) else {
                 return Outcome::Fail(format!("rpc_status names unknown invoker {name:?}"));
             };
             stats[k].0 = i(st, "active").unwrap_or(stats[k].0);
@@ -432,10 +451,11 @@ fn least(v: &Value, shortest: bool) -> Outcome {
         .iter()
         .map(|&(a, s, e)| {
             if shortest {
+                // Counters are kept in µs (each call recorded with the vector's average).
                 if s == 0 {
                     0
                 } else {
-                    e / s * (a + 1)
+                    e * 1000 / s * (a + 1)
                 }
             } else {
                 a
