@@ -1,6 +1,6 @@
 //! `UrlUtils` matching and classification (§2): which provider URLs a consumer URL accepts.
 
-use crate::url::{comma_split, non_empty, Url};
+use crate::url::{comma_split, non_empty, Known, Url};
 
 /// Wildcard value.
 pub const ANY: &str = "*";
@@ -26,11 +26,13 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
     ) {
         return false;
     }
-    if !provider.param_bool("enabled", true) && consumer.param("enabled") != Some(ANY) {
+    let enabled =
+        non_empty(provider.known(Known::Enabled)).is_none_or(|v| v.eq_ignore_ascii_case("true"));
+    if !enabled && consumer.known(Known::Enabled) != Some(ANY) {
         return false;
     }
-    let cg = consumer.param("group");
-    let pg = provider.param("group");
+    let cg = consumer.known(Known::Group);
+    let pg = provider.known(Known::Group);
     let group_ok = cg == Some(ANY)
         || cg == pg
         || match (cg, non_empty(pg)) {
@@ -40,12 +42,12 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
     if !group_ok {
         return false;
     }
-    let cv = consumer.param("version");
-    if !(cv == Some(ANY) || cv == provider.param("version")) {
+    let cv = consumer.known(Known::Version);
+    if !(cv == Some(ANY) || cv == provider.known(Known::Version)) {
         return false;
     }
-    let cc = consumer.param_or("classifier", ANY);
-    cc == ANY || cc == provider.param_or("classifier", ANY)
+    let cc = non_empty(consumer.known(Known::Classifier)).unwrap_or(ANY);
+    cc == ANY || cc == non_empty(provider.known(Known::Classifier)).unwrap_or(ANY)
 }
 
 /// `UrlUtils.isMatchCategory(category, categories)`: note the substring tests (§14.2).

@@ -145,19 +145,47 @@ pub(crate) fn intern(s: &str) -> Atom {
     STRINGS.get_or_insert(fx_hash(s), |a| a == s, || Atom::from(s))
 }
 
+/// Keys whose positions every table records, for O(1) lookups on the matching hot path
+/// ([`ParamTable::known`] index = position in this list).
+pub(crate) const KNOWN_KEYS: [&str; 6] = [
+    "category",
+    "classifier",
+    "enabled",
+    "group",
+    "interface",
+    "version",
+];
+
 /// A sorted (by key), de-duplicated list of parameters shared between URLs.
 #[derive(Debug)]
 pub(crate) struct ParamTable {
     pub(crate) entries: Box<[(Atom, Atom)]>,
+    /// Index into `entries` of each of [`KNOWN_KEYS`], `u32::MAX` when absent.
+    known: [u32; KNOWN_KEYS.len()],
+}
+
+impl ParamTable {
+    fn new(entries: Box<[(Atom, Atom)]>) -> Self {
+        let mut known = [u32::MAX; KNOWN_KEYS.len()];
+        for (slot, key) in known.iter_mut().zip(KNOWN_KEYS) {
+            if let Ok(i) = entries.binary_search_by(|(k, _)| (**k).cmp(key)) {
+                *slot = u32::try_from(i).unwrap_or(u32::MAX);
+            }
+        }
+        ParamTable { entries, known }
+    }
+
+    /// The value of `KNOWN_KEYS[k]`.
+    pub(crate) fn known(&self, k: usize) -> Option<&str> {
+        let i = *self.known.get(k)? as usize;
+        self.entries.get(i).map(|(_, v)| &**v)
+    }
 }
 
 static TABLES: LazyLock<WeakPool<ParamTable>> = LazyLock::new(WeakPool::new);
 
-static EMPTY_TABLE: LazyLock<Arc<ParamTable>> = LazyLock::new(|| {
-    Arc::new(ParamTable {
-        entries: Box::new([]),
-    })
-});
+static EMPTY_TABLE: LazyLock<Arc<ParamTable>> =
+    LazyLock::new(|| Arc::new(ParamTable::new(Box::new([]))));
 
 /// Returns the shared table equal to `entries` (sorted by key, unique keys).
 pub(crate) fn intern_table(entries: &[(&str, &str)]) -> Arc<ParamTable> {
@@ -177,12 +205,12 @@ pub(crate) fn intern_table(entries: &[(&str, &str)]) -> Arc<ParamTable> {
                 .all(|((a, b), (c, d))| &**a == *c && &**b == *d)
     };
     TABLES.get_or_insert(h.finish(), same, || {
-        Arc::new(ParamTable {
-            entries: entries
+        Arc::new(ParamTable::new(
+            entries
                 .iter()
                 .map(|(k, v)| (intern(k), Atom::from(*v)))
                 .collect(),
-        })
+        ))
     })
 }
 

@@ -323,22 +323,27 @@ impl Url {
 
     /// `getServiceInterface()`: the `interface` param if non-empty, else the path.
     pub fn service_interface(&self) -> Option<&str> {
-        non_empty(self.param("interface")).or_else(|| self.path())
+        non_empty(self.known(Known::Interface)).or_else(|| self.path())
+    }
+
+    /// O(1) lookup of a matching-relevant parameter (same result as [`Url::param`]).
+    pub(crate) fn known(&self, k: Known) -> Option<&str> {
+        self.inner.table.known(k as usize)
     }
 
     /// `getCategory(def)`.
     pub fn category_or<'a>(&'a self, default: &'a str) -> &'a str {
-        self.param_or("category", default)
+        non_empty(self.known(Known::Category)).unwrap_or(default)
     }
 
     /// The `group` param, if non-empty.
     pub fn group(&self) -> Option<&str> {
-        non_empty(self.param("group"))
+        non_empty(self.known(Known::Group))
     }
 
     /// The `version` param, if non-empty.
     pub fn version(&self) -> Option<&str> {
-        non_empty(self.param("version"))
+        non_empty(self.known(Known::Version))
     }
 
     /// `getServiceKey()`: `[group/]interface[:version]`; absent without an interface.
@@ -728,6 +733,17 @@ impl UrlBuilder {
 }
 
 // ----- helpers -----
+
+/// The parameters a table indexes (`intern::KNOWN_KEYS`, same order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Known {
+    Category = 0,
+    Classifier = 1,
+    Enabled = 2,
+    Group = 3,
+    Interface = 4,
+    Version = 5,
+}
 
 /// The volatile parameters of one URL in a single buffer: value `i` (of [`VOLATILE_KEYS`]) is
 /// `text[ends[i-1]..ends[i]]` when bit `i` of `present` is set.
