@@ -2,6 +2,11 @@
 //!
 //! `[A-Za-z0-9.-*_]` are kept, a space becomes `+`, everything else becomes `%XX` with upper-case
 //! hex of the UTF-8 bytes (`*` is kept, `~` is encoded). ZooKeeper node names depend on this.
+//!
+//! Encoding uses `form_urlencoded` (its byte set is exactly `URLEncoder`'s). Decoding is one
+//! small loop rather than `percent-encoding`: Java rejects malformed escapes (that crate passes
+//! them through) and ZooKeeper children are decoded on every notification, so validation, `+`
+//! and `%XX` are handled in a single pass.
 
 use std::borrow::Cow;
 
@@ -21,45 +26,46 @@ pub fn decode(s: &str) -> Result<String> {
 }
 
 /// Like [`decode`], borrowing when nothing needs decoding.
+///
+/// Validation, `+` handling and `%XX` decoding happen in one pass over the input (ZooKeeper
+/// child names are decoded on every notification, so this is a hot path); the result is then
+/// checked as UTF-8 once, with invalid sequences replaced by U+FFFD.
 pub fn decode_cow(s: &str) -> Result<Cow<'_, str>> {
     let bytes = s.as_bytes();
-    if !bytes.iter().any(|&b| b == b'%' || b == b'+') {
+    let Some(first) = bytes.iter().position(|&b| b == b'%' || b == b'+') else {
         return Ok(Cow::Borrowed(s));
-    }
-    validate_escapes(s)?;
-    let plus_free: Cow<'_, [u8]> = if bytes.contains(&b'+') {
-        Cow::Owned(
-            bytes
-                .iter()
-                .map(|&b| if b == b'+' { b' ' } else { b })
-                .collect(),
-        )
-    } else {
-        Cow::Borrowed(bytes)
     };
-    let decoded: Vec<u8> = percent_encoding::percent_decode(&plus_free).collect();
-    // Valid UTF-8 (the normal case) is taken over without another copy.
-    Ok(Cow::Owned(String::from_utf8(decoded).unwrap_or_else(|e| {
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    out.extend_from_slice(&bytes[..first]);
+    let mut i = first;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hi = bytes.get(i + 1).and_then(|&c| hex(c));
+                let lo = bytes.get(i + 2).and_then(|&c| hex(c));
+                match (hi, lo) {
+                    (Some(h), Some(l)) => out.push(h << 4 | l),
+                    _ => return Err(Error::invalid_escape(s)),
+                }
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Ok(Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| {
         String::from_utf8_lossy(e.as_bytes()).into_owned()
     })))
 }
 
-fn validate_escapes(s: &str) -> Result<()> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let ok = b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
-            if !ok {
-                return Err(Error::invalid_escape(s));
-            }
-            i += 3;
-        } else {
-            i += 1;
-        }
-    }
-    Ok(())
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).and_then(|d| u8::try_from(d).ok())
 }
 
 #[cfg(test)]
