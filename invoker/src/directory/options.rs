@@ -82,6 +82,10 @@ pub struct DirectoryOptions {
     /// Joins per-group invokers for multi-group consumers; `None` uses
     /// [`super::ClusterGroupJoiner`] (one cluster invoker per group).
     pub group_joiner: Option<Arc<dyn GroupJoiner>>,
+    /// Wrap every referred provider invoker with the call counters (`RpcStatus`) and, when
+    /// its URL has `actives`, the ActiveLimit filter (default true). Without counters the
+    /// leastactive, shortestresponse and p2c balancers see no load.
+    pub count_calls: bool,
 }
 
 impl Default for DirectoryOptions {
@@ -96,6 +100,7 @@ impl Default for DirectoryOptions {
             routers: Vec::new(),
             router_factory: None,
             group_joiner: None,
+            count_calls: true,
         }
     }
 }

@@ -25,6 +25,7 @@ use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
 use super::snapshot::{build, is_multi_group, BuildCtx, Phase, Snapshot};
 use super::table::{Applied, Ctx, ProviderTable};
 use super::Directory;
+use crate::filter::active_limit::CountingFactory;
 use crate::invoker_set::InvokerSet;
 use crate::router::mock::wants_mock;
 use crate::router::Router;
@@ -101,6 +102,11 @@ impl RegistryDirectory {
             MethodCacheMode::Dubbo26
         } else {
             options.method_cache
+        };
+        let factory: Arc<dyn InvokerFactory> = if options.count_calls {
+            Arc::new(CountingFactory::new(factory))
+        } else {
+            factory
         };
         let (ready, _) = watch::channel(false);
         let joiner = options

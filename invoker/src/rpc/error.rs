@@ -75,7 +75,11 @@ pub struct RpcError {
 impl RpcError {
     /// A new error with a code and a message.
     pub fn new(code: RpcErrorCode, message: impl Into<String>) -> Self {
-        RpcError { code, message: message.into(), exception_class: None }
+        RpcError {
+            code,
+            message: message.into(),
+            exception_class: None,
+        }
     }
 
     /// A biz error carrying the exception class name.
@@ -94,7 +98,10 @@ impl RpcError {
 
     /// True for a timeout.
     pub fn is_timeout(&self) -> bool {
-        matches!(self.code, RpcErrorCode::Timeout | RpcErrorCode::TimeoutTerminate)
+        matches!(
+            self.code,
+            RpcErrorCode::Timeout | RpcErrorCode::TimeoutTerminate
+        )
     }
 
     /// True for a network error.

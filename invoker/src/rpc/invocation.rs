@@ -133,7 +133,10 @@ pub struct RpcResponse {
 impl RpcResponse {
     /// A response carrying `value`.
     pub fn new(value: Value) -> Self {
-        RpcResponse { value, attachments: BTreeMap::new() }
+        RpcResponse {
+            value,
+            attachments: BTreeMap::new(),
+        }
     }
 
     /// The empty result (`null` value) used by failsafe, failback and oneway.
