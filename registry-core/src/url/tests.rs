@@ -152,7 +152,10 @@ fn comma_split_java() {
 #[test]
 fn service_string_keeps_credentials_but_no_params() {
     let x = u("zookeeper://admin:pw@10.20.130.230:4444/a.B?version=1.0.0&group=aaa&k=v");
-    assert_eq!(x.to_service_string(), "zookeeper://admin:pw@10.20.130.230:4444/aaa/a.B:1.0.0");
+    assert_eq!(
+        x.to_service_string(),
+        "zookeeper://admin:pw@10.20.130.230:4444/aaa/a.B:1.0.0"
+    );
     assert!(!x.to_string().contains("admin"));
 }
 
