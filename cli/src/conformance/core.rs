@@ -157,6 +157,11 @@ fn compare_url(v: &Value, u: &Url) -> Outcome {
         expect_str(v, "to_identity_string", Some(&u.to_identity_string())),
         expect_str(v, "authority", authority(u).as_deref()),
         expect_str(v, "service_key", u.service_key().as_deref()),
+        expect_str(v, "path_key", u.path_key().as_deref()),
+        expect_str(v, "display_service_key", u.display_service_key().as_deref()),
+        expect_str(v, "service_interface", u.service_interface()),
+        expect_str(v, "to_service_string", Some(&u.to_service_string())),
+        expect_str(v, "colon_separated_key", Some(&u.colon_separated_key())),
     ];
     if has(v, "port") {
         checks.push(expect_eq("port", int(v, "port"), Some(i64::from(u.port()))));
