@@ -33,7 +33,13 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    // The demo narrates what happens; the library's own warnings (failover retries, mock
+    // answers) would repeat it, so it shows errors only unless RUST_LOG says otherwise.
+    init_logging(if matches!(cli.command, Command::Demo(_)) {
+        "error"
+    } else {
+        "warn"
+    });
     let result = match cli.command {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Conformance(a) => cmd::conformance::run(a),
@@ -51,11 +57,11 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// `RUST_LOG` selects the library's `tracing` output (default: warnings), written to stderr
+/// `RUST_LOG` selects the library's `tracing` output (default: `default`), written to stderr
 /// so that `--json` output on stdout stays clean.
-fn init_logging() {
+fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

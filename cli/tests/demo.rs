@@ -10,7 +10,11 @@ fn demo_runs_the_whole_story_on_memory() {
         .output()
         .expect("run dubbo-registry demo");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "demo failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "demo failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for needle in [
         "the directory sees 4 providers",
         "failed attempts were retried elsewhere",
@@ -25,12 +29,28 @@ fn demo_runs_the_whole_story_on_memory() {
 
 #[test]
 fn demo_with_other_balancers_and_clusters() {
-    for (lb, cluster) in [("random", "failover"), ("leastactive", "failover"), ("p2c", "failover"), ("consistenthash", "failfast")] {
+    for (lb, cluster) in [
+        ("random", "failover"),
+        ("leastactive", "failover"),
+        ("p2c", "failover"),
+        ("consistenthash", "failfast"),
+    ] {
         let out = Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
-            .args(["demo", "--calls", "40", "--loadbalance", lb, "--cluster", cluster])
+            .args([
+                "demo",
+                "--calls",
+                "40",
+                "--loadbalance",
+                lb,
+                "--cluster",
+                cluster,
+            ])
             .output()
             .expect("run dubbo-registry demo");
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "demo {lb}/{cluster} failed:\n{stdout}");
+        assert!(
+            out.status.success(),
+            "demo {lb}/{cluster} failed:\n{stdout}"
+        );
     }
 }

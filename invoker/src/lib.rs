@@ -22,6 +22,7 @@ pub mod directory;
 pub mod filter;
 pub mod invoker_set;
 pub mod loadbalance;
+pub mod metrics;
 pub mod mock;
 pub mod router;
 pub mod rpc;

@@ -20,5 +20,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for f in &a.files {
         failed += crate::conformance::run_file(f, a.json)?;
     }
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -72,7 +72,10 @@ struct DemoFactory(Arc<World>);
 
 impl InvokerFactory for DemoFactory {
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        Ok(Arc::new(DemoInvoker { url: provider.clone(), world: self.0.clone() }))
+        Ok(Arc::new(DemoInvoker {
+            url: provider.clone(),
+            world: self.0.clone(),
+        }))
     }
 }
 
@@ -91,18 +94,36 @@ impl Invoker for DemoInvoker {
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         let addr = self.url.address().unwrap_or_default();
         *self.world.calls.lock().entry(addr.clone()).or_default() += 1;
-        if self.world.failing.lock().get(&addr).copied().unwrap_or(false) {
-            return Err(RpcError::new(RpcErrorCode::Network, format!("{addr}: connection reset")));
+        if self
+            .world
+            .failing
+            .lock()
+            .get(&addr)
+            .copied()
+            .unwrap_or(false)
+        {
+            return Err(RpcError::new(
+                RpcErrorCode::Network,
+                format!("{addr}: connection reset"),
+            ));
         }
         let version = self.url.param("version").unwrap_or("");
-        let arg = invocation.arguments().first().and_then(|v| v.as_str()).unwrap_or("");
-        Ok(RpcResponse::new(json!(format!("hello {arg}, from {addr} (v{version})"))))
+        let arg = invocation
+            .arguments()
+            .first()
+            .and_then(|v| v.as_str())
+            .unwrap_or("");
+        Ok(RpcResponse::new(json!(format!(
+            "hello {arg}, from {addr} (v{version})"
+        ))))
     }
 }
 
 /// Runs the demo; exit code 1 when a step did not behave as told.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(story(a))
 }
 
@@ -177,7 +198,10 @@ async fn wait_for(
     Ok(start.elapsed())
 }
 
-fn diff(after: &BTreeMap<String, usize>, before: &BTreeMap<String, usize>) -> BTreeMap<String, usize> {
+fn diff(
+    after: &BTreeMap<String, usize>,
+    before: &BTreeMap<String, usize>,
+) -> BTreeMap<String, usize> {
     after
         .iter()
         .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0)))
@@ -187,25 +211,36 @@ fn diff(after: &BTreeMap<String, usize>, before: &BTreeMap<String, usize>) -> BT
 
 fn print_counts(counts: &BTreeMap<String, usize>, urls: &[Url]) {
     for (addr, n) in counts {
-        let u = urls.iter().find(|u| u.address().as_deref() == Some(addr.as_str()));
-        let (v, g) = u.map_or(("?", "?"), |u| (u.param_or("version", "?"), u.param_or("group", "?")));
-        println!("   {addr:<16} v{v:<6} group {g:<6} {n:>5} calls  {}", "#".repeat((*n).min(60)));
+        let u = urls
+            .iter()
+            .find(|u| u.address().as_deref() == Some(addr.as_str()));
+        let (v, g) = u.map_or(("?", "?"), |u| {
+            (u.param_or("version", "?"), u.param_or("group", "?"))
+        });
+        println!(
+            "   {addr:<16} v{v:<6} group {g:<6} {n:>5} calls  {}",
+            "#".repeat((*n).min(60))
+        );
     }
 }
 
-async fn calls(
-    invoker: &SharedInvoker,
-    n: usize,
-) -> (usize, usize, Option<String>) {
+async fn calls(invoker: &SharedInvoker, n: usize) -> (usize, usize, Option<String>) {
     let (mut ok, mut failed, mut last) = (0, 0, None);
     for i in 0..n {
         let inv = Invocation::new("sayHello")
-            .with_arguments(vec!["java.lang.String".into()], vec![json!(format!("caller-{i}"))])
+            .with_arguments(
+                vec!["java.lang.String".into()],
+                vec![json!(format!("caller-{i}"))],
+            )
             .with_return_type("java.lang.String");
         match invoker.invoke(&inv).await {
             Ok(r) => {
                 ok += 1;
-                last = r.value.as_str().map(str::to_owned).or(Some(r.value.to_string()));
+                last = r
+                    .value
+                    .as_str()
+                    .map(str::to_owned)
+                    .or(Some(r.value.to_string()));
             }
             Err(e) => {
                 failed += 1;
@@ -219,7 +254,10 @@ async fn calls(
 async fn story(a: Args) -> anyhow::Result<ExitCode> {
     let timeout = Duration::from_secs(a.timeout);
     let mut step = Step { n: 0 };
-    println!("dubbo-registry demo on {} (loadbalance={}, cluster={})", a.registry, a.loadbalance, a.cluster);
+    println!(
+        "dubbo-registry demo on {} (loadbalance={}, cluster={})",
+        a.registry, a.loadbalance, a.cluster
+    );
     let registry: Arc<dyn Registry> = registry_factory::connect(&a.registry, timeout)
         .await
         .with_context(|| format!("cannot open {}", a.registry))?;
@@ -234,7 +272,10 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
         provider(20883, "2.0.0", "green"),
     ];
     for p in &providers {
-        registry.register(p).await.with_context(|| format!("register {p}"))?;
+        registry
+            .register(p)
+            .await
+            .with_context(|| format!("register {p}"))?;
         println!("   + {p}");
     }
 
@@ -243,27 +284,50 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
         ("loadbalance", a.loadbalance.as_str()),
         ("cluster", a.cluster.as_str()),
         ("retries", "2"),
-        ("mock", "fail:return \"fallback: DemoService is unavailable\""),
+        (
+            "mock",
+            "fail:return \"fallback: DemoService is unavailable\"",
+        ),
     ]);
     println!("   {main_url}");
     let started = Instant::now();
-    let dir = RegistryDirectory::subscribe(registry.clone(), main_url, factory.clone(), DirectoryOptions::default())
-        .await
-        .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
+    let dir = RegistryDirectory::subscribe(
+        registry.clone(),
+        main_url,
+        factory.clone(),
+        DirectoryOptions::default(),
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
     let took = wait_for(&dir, timeout, "4 providers", |d| d.provider_count() == 4).await?;
-    println!("   the directory sees {} providers after {:.1} ms", dir.provider_count(), (started.elapsed().max(took)).as_secs_f64() * 1e3);
+    println!(
+        "   the directory sees {} providers after {:.1} ms",
+        dir.provider_count(),
+        (started.elapsed().max(took)).as_secs_f64() * 1e3
+    );
     for u in dir.invoker_urls() {
-        println!("   - {} v{} group {}", u.address().unwrap_or_default(), u.param_or("version", ""), u.param_or("group", ""));
+        println!(
+            "   - {} v{} group {}",
+            u.address().unwrap_or_default(),
+            u.param_or("version", ""),
+            u.param_or("group", "")
+        );
     }
     let reference = cluster::join(dir.clone() as Arc<dyn Directory>);
 
-    step.next(&format!("{} calls spread by the {} load balancer", a.calls, a.loadbalance));
+    step.next(&format!(
+        "{} calls spread by the {} load balancer",
+        a.calls, a.loadbalance
+    ));
     let before = world.snapshot();
     let (ok, failed, last) = calls(&reference, a.calls).await;
     let spread = diff(&world.snapshot(), &before);
     print_counts(&spread, &providers);
     println!("   last answer: {}", last.unwrap_or_default());
-    check(ok == a.calls && failed == 0, &format!("{ok} of {} calls succeeded", a.calls))?;
+    check(
+        ok == a.calls && failed == 0,
+        &format!("{ok} of {} calls succeeded", a.calls),
+    )?;
     check(spread.len() == 4, "every provider received calls")?;
 
     step.next("127.0.0.1:20880 starts failing; failover retries on another provider");
@@ -273,17 +337,26 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
     let spread = diff(&world.snapshot(), &before);
     print_counts(&spread, &providers);
     let attempts: usize = spread.values().sum();
-    println!("   {ok} answered, {failed} failed, {attempts} attempts ({} retried)", attempts - a.calls);
+    println!(
+        "   {ok} answered, {failed} failed, {attempts} attempts ({} retried)",
+        attempts - a.calls
+    );
     if a.cluster == "failover" {
         check(ok == a.calls && failed == 0, "every call still succeeded")?;
-        check(spread.get("127.0.0.1:20880").copied().unwrap_or(0) > 0, "the failing provider was tried")?;
+        check(
+            spread.get("127.0.0.1:20880").copied().unwrap_or(0) > 0,
+            "the failing provider was tried",
+        )?;
         check(attempts > a.calls, "failed attempts were retried elsewhere")?;
     }
     world.set_failing("127.0.0.1:20880", false);
 
     step.next("a new provider (2.0.0, blue) joins live");
     let newcomer = provider(20884, "2.0.0", "blue");
-    registry.register(&newcomer).await.context("register newcomer")?;
+    registry
+        .register(&newcomer)
+        .await
+        .context("register newcomer")?;
     println!("   + {newcomer}");
     let took = wait_for(&dir, timeout, "the newcomer", |d| d.provider_count() == 5).await?;
     println!("   the directory saw it after {took:?}");
@@ -294,11 +367,17 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
     all.push(newcomer.clone());
     print_counts(&spread, &all);
     check(ok == a.calls, "every call succeeded")?;
-    check(spread.get("127.0.0.1:20884").copied().unwrap_or(0) > 0, "the newcomer receives calls")?;
+    check(
+        spread.get("127.0.0.1:20884").copied().unwrap_or(0) > 0,
+        "the newcomer receives calls",
+    )?;
 
     step.next("every provider goes away; mock=fail:return answers");
     for p in &all {
-        registry.unregister(p).await.with_context(|| format!("unregister {p}"))?;
+        registry
+            .unregister(p)
+            .await
+            .with_context(|| format!("unregister {p}"))?;
         println!("   - {p}");
     }
     let took = wait_for(&dir, timeout, "no providers", |d| d.provider_count() == 0).await?;
@@ -307,26 +386,61 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
     let (ok, failed, last) = calls(&reference, 3).await;
     println!("   answer: {}", last.clone().unwrap_or_default());
     check(ok == 3 && failed == 0, "the mock answered every call")?;
-    check(last.as_deref() == Some("fallback: DemoService is unavailable"), "the answer is the mock value")?;
-    check(diff(&world.snapshot(), &before).is_empty(), "no provider was called")?;
+    check(
+        last.as_deref() == Some("fallback: DemoService is unavailable"),
+        "the answer is the mock value",
+    )?;
+    check(
+        diff(&world.snapshot(), &before).is_empty(),
+        "no provider was called",
+    )?;
 
     step.next("mock=force:return short-circuits even with providers present");
-    registry.register(&providers[0]).await.context("re-register")?;
-    let forced_url = consumer(&[("mock", "force:return \"forced answer\""), ("register", "false")]);
-    let forced_dir = RegistryDirectory::subscribe(registry.clone(), forced_url, factory.clone(), DirectoryOptions {
-        register: false,
-        ..DirectoryOptions::default()
-    })
+    registry
+        .register(&providers[0])
+        .await
+        .context("re-register")?;
+    let forced_url = consumer(&[
+        ("mock", "force:return \"forced answer\""),
+        ("register", "false"),
+    ]);
+    let forced_dir = RegistryDirectory::subscribe(
+        registry.clone(),
+        forced_url,
+        factory.clone(),
+        DirectoryOptions {
+            register: false,
+            ..DirectoryOptions::default()
+        },
+    )
     .await
     .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
-    wait_for(&forced_dir, timeout, "1 provider", |d| d.provider_count() == 1).await?;
+    wait_for(&forced_dir, timeout, "1 provider", |d| {
+        d.provider_count() == 1
+    })
+    .await?;
     let forced = cluster::join(forced_dir.clone() as Arc<dyn Directory>);
     let before = world.snapshot();
     let (ok, _, last) = calls(&forced, 3).await;
     println!("   answer: {}", last.clone().unwrap_or_default());
-    check(ok == 3 && last.as_deref() == Some("forced answer"), "the forced mock answered")?;
-    check(diff(&world.snapshot(), &before).is_empty(), "the provider was never called")?;
+    check(
+        ok == 3 && last.as_deref() == Some("forced answer"),
+        "the forced mock answered",
+    )?;
+    check(
+        diff(&world.snapshot(), &before).is_empty(),
+        "the provider was never called",
+    )?;
 
+    let m = invoker::metrics::snapshot();
+    println!(
+        "\nmetrics: {} notifications applied, {} snapshots published, {} cluster retries, {} mocked calls",
+        m.notifications, m.snapshots, m.retries, m.mocked
+    );
+    check(
+        m.retries > 0 && m.mocked >= 6 && m.snapshots > 0,
+        "the counters saw it all",
+    )?;
     registry.unregister(&providers[0]).await.ok();
     forced_dir.destroy();
     dir.destroy();

@@ -48,12 +48,17 @@ impl Outcome {
 
 /// Compares expected and actual; `Fail` shows both.
 pub fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, expected: T, actual: T) -> Outcome {
-    Outcome::check(expected == actual, || format!("{what}: expected {expected:?}, got {actual:?}"))
+    Outcome::check(expected == actual, || {
+        format!("{what}: expected {expected:?}, got {actual:?}")
+    })
 }
 
 /// Runs all checks in order and returns the first non-pass outcome.
 pub fn all(outcomes: impl IntoIterator<Item = Outcome>) -> Outcome {
-    outcomes.into_iter().find(|o| *o != Outcome::Pass).unwrap_or(Outcome::Pass)
+    outcomes
+        .into_iter()
+        .find(|o| *o != Outcome::Pass)
+        .unwrap_or(Outcome::Pass)
 }
 
 const DIVERGENCES: &str = include_str!("../../../docs/divergences.json");
@@ -151,12 +156,21 @@ pub fn run_file(path: &std::path::Path, as_json: bool) -> anyhow::Result<usize> 
             2 => skipped += 1,
             _ => diverged += 1,
         }
-        let key = if subkind.is_empty() { kind.to_owned() } else { format!("{kind}/{subkind}") };
+        let key = if subkind.is_empty() {
+            kind.to_owned()
+        } else {
+            format!("{kind}/{subkind}")
+        };
         per_kind.entry(key).or_default()[slot] += 1;
         if !as_json && status == "fail" {
-            println!("FAIL {id} [{kind}{}{subkind}]: {detail}", if subkind.is_empty() { "" } else { "/" });
+            println!(
+                "FAIL {id} [{kind}{}{subkind}]: {detail}",
+                if subkind.is_empty() { "" } else { "/" }
+            );
         }
-        results.push(json!({"id": id, "kind": kind, "subkind": subkind, "status": status, "detail": detail}));
+        results.push(
+            json!({"id": id, "kind": kind, "subkind": subkind, "status": status, "detail": detail}),
+        );
     }
     if as_json {
         let out = json!({
@@ -165,7 +179,10 @@ pub fn run_file(path: &std::path::Path, as_json: bool) -> anyhow::Result<usize> 
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!("{:<44} {:>6} {:>6} {:>6} {:>8}", "kind", "pass", "fail", "skip", "diverge");
+        println!(
+            "{:<44} {:>6} {:>6} {:>6} {:>8}",
+            "kind", "pass", "fail", "skip", "diverge"
+        );
         for (k, [p, f, s, d]) in &per_kind {
             println!("{k:<44} {p:>6} {f:>6} {s:>6} {d:>8}");
         }

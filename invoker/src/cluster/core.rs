@@ -171,6 +171,14 @@ impl ClusterCore {
         set: &InvokerSet,
         selected: &[SharedInvoker],
     ) -> Option<SharedInvoker> {
+        let _span = tracing::trace_span!(
+            "select",
+            service = self.interface(),
+            method = invocation.real_method(),
+            count = set.len(),
+            excluded = selected.len(),
+        )
+        .entered();
         let first = set.get(0)?;
         let sticky = first
             .url()

@@ -239,6 +239,7 @@ async fn retry_once(
     lb: &dyn LoadBalance,
     last: &mut Option<SharedInvoker>,
 ) -> RpcResult {
+    crate::metrics::retry();
     let set = core.list_checked(invocation)?;
     let exclude: &[SharedInvoker] = last.as_slice();
     let Some(invoker) = core.select(lb, invocation, &set, exclude) else {

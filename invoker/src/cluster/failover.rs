@@ -50,6 +50,7 @@ pub(crate) async fn invoke(
     let mut last: Option<RpcError> = None;
     for i in 0..attempts {
         if i > 0 {
+            crate::metrics::retry();
             core.check_whether_destroyed()?;
             set = core.list_checked(invocation)?;
         }

@@ -268,6 +268,13 @@ impl RegistryDirectory {
     /// re-classifying every URL, which keeps a large list cheap; other categories go through
     /// [`RegistryDirectory::notify`].
     pub fn notify_category(&self, category: &str, urls: &[Url]) {
+        let _span = tracing::debug_span!(
+            "notify",
+            service = self.consumer.service_interface().unwrap_or(""),
+            category,
+            count = urls.len(),
+        )
+        .entered();
         self.notify_inner(urls, category == PROVIDERS);
     }
 
@@ -275,6 +282,7 @@ impl RegistryDirectory {
         if self.destroyed.load(Ordering::Acquire) {
             return;
         }
+        crate::metrics::notification();
         let mut configurators: Vec<Url> = Vec::new();
         let mut routers: Vec<Url> = Vec::new();
         let mut providers: Vec<Url> = Vec::new();
@@ -411,6 +419,12 @@ impl RegistryDirectory {
         };
         let snap = build(st.table.entries(), st.table.has_shared(), &ctx);
         self.snapshot.store(Arc::new(snap));
+        crate::metrics::snapshot_published();
+        tracing::debug!(
+            service = self.consumer.service_interface().unwrap_or(""),
+            providers = st.table.len(),
+            "directory snapshot published"
+        );
     }
 
     fn mark_ready(&self) {

@@ -97,6 +97,14 @@ impl MockClusterInvoker {
         consumer_url: &Url,
         cause: Option<&RpcError>,
     ) -> RpcResult {
+        crate::metrics::mocked();
+        let _span = tracing::debug_span!(
+            "mock",
+            service = consumer_url.service_interface().unwrap_or(""),
+            method = invocation.real_method(),
+            cause = cause.map(|c| c.message.as_str()).unwrap_or("force"),
+        )
+        .entered();
         let mock = self.mock_invoker(invocation, consumer_url);
         match mock.answer(invocation) {
             Ok(r) => Ok(r),
