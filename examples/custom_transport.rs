@@ -12,7 +12,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use invoker::cluster;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
-use invoker::rpc::{Invocation, Invoker, InvokerFactory, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker};
+use invoker::rpc::{
+    Invocation, Invoker, InvokerFactory, RpcError, RpcErrorCode, RpcResponse, RpcResult,
+    SharedInvoker,
+};
 use registry_core::{MemoryRegistry, Registry, Url};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -32,10 +35,20 @@ impl Invoker for LineInvoker {
         let net = |e: std::io::Error| RpcError::new(RpcErrorCode::Network, e.to_string());
         let addr = self.url.address().unwrap_or_default();
         let mut stream = TcpStream::connect(&addr).await.map_err(net)?;
-        let arg = inv.arguments().first().map(|a| a.to_string()).unwrap_or_default();
-        stream.write_all(format!("{} {arg}\n", inv.method()).as_bytes()).await.map_err(net)?;
+        let arg = inv
+            .arguments()
+            .first()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        stream
+            .write_all(format!("{} {arg}\n", inv.method()).as_bytes())
+            .await
+            .map_err(net)?;
         let mut line = String::new();
-        BufReader::new(stream).read_line(&mut line).await.map_err(net)?;
+        BufReader::new(stream)
+            .read_line(&mut line)
+            .await
+            .map_err(net)?;
         Ok(RpcResponse::new(line.trim_end().into()))
     }
 }
@@ -46,9 +59,14 @@ struct LineFactory;
 impl InvokerFactory for LineFactory {
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
         if provider.protocol() != Some("line") {
-            return Err(RpcError::new(RpcErrorCode::Unknown, "only line:// providers"));
+            return Err(RpcError::new(
+                RpcErrorCode::Unknown,
+                "only line:// providers",
+            ));
         }
-        Ok(Arc::new(LineInvoker { url: provider.clone() }))
+        Ok(Arc::new(LineInvoker {
+            url: provider.clone(),
+        }))
     }
 }
 
@@ -74,14 +92,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry: Arc<dyn Registry> = Arc::new(MemoryRegistry::new());
     let service = "org.example.PingService";
     registry
-        .register(&Url::parse(&format!("line://127.0.0.1:{port}/{service}?interface={service}&side=provider"))?)
+        .register(&Url::parse(&format!(
+            "line://127.0.0.1:{port}/{service}?interface={service}&side=provider"
+        ))?)
         .await?;
 
-    let consumer = Url::parse(&format!("consumer://127.0.0.1/{service}?interface={service}&protocol=line"))?;
-    let dir = RegistryDirectory::subscribe(registry.clone(), consumer, Arc::new(LineFactory), DirectoryOptions::default()).await?;
+    let consumer = Url::parse(&format!(
+        "consumer://127.0.0.1/{service}?interface={service}&protocol=line"
+    ))?;
+    let dir = RegistryDirectory::subscribe(
+        registry.clone(),
+        consumer,
+        Arc::new(LineFactory),
+        DirectoryOptions::default(),
+    )
+    .await?;
     dir.wait_ready_for(Duration::from_secs(5)).await;
     let reference = cluster::join(dir.clone() as Arc<dyn Directory>);
-    let inv = Invocation::new("ping").with_arguments(vec!["java.lang.String".into()], vec!["hello".into()]);
+    let inv = Invocation::new("ping")
+        .with_arguments(vec!["java.lang.String".into()], vec!["hello".into()]);
     let answer = reference.invoke(&inv).await?;
     println!("{}", answer.value);
     assert_eq!(answer.value, serde_json::json!("pong ping \"hello\""));

@@ -11,9 +11,12 @@ use registry_core::{Registry, Url};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "nacos://127.0.0.1:8848".into());
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "nacos://127.0.0.1:8848".into());
     // A private Nacos group keeps this example away from real services.
-    let registry_url = Url::parse(&addr)?.with_param("group", &format!("example-{}", std::process::id()));
+    let registry_url =
+        Url::parse(&addr)?.with_param("group", &format!("example-{}", std::process::id()));
     let registry = registry_nacos::nacos_registry(&registry_url)?;
 
     let service = "org.example.InventoryService";
@@ -30,7 +33,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every notification is the complete list of one category; "none" is an empty:// URL.
     loop {
         let next = tokio::time::timeout(Duration::from_secs(15), subscription.next()).await?;
-        let Some(n) = next else { return Err("subscription ended".into()) };
+        let Some(n) = next else {
+            return Err("subscription ended".into());
+        };
         println!("{}: {} url(s)", n.category, n.urls.len());
         for u in n.urls.iter() {
             println!("  {u}");

@@ -12,7 +12,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use invoker::cluster;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
-use invoker::rpc::{Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker};
+use invoker::rpc::{
+    Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker,
+};
 use registry_core::{Registry, Url};
 use registry_zk::ZookeeperRegistry;
 
@@ -27,7 +29,9 @@ impl Invoker for Echo {
     }
     async fn invoke(&self, inv: &Invocation) -> RpcResult {
         let who = self.0.address().unwrap_or_default();
-        Ok(RpcResponse::new(format!("{} answered by {who}", inv.method()).into()))
+        Ok(RpcResponse::new(
+            format!("{} answered by {who}", inv.method()).into(),
+        ))
     }
 }
 
@@ -42,9 +46,12 @@ impl InvokerFactory for EchoFactory {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "zookeeper://127.0.0.1:2181".into());
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "zookeeper://127.0.0.1:2181".into());
     // A private root (`group`) keeps this example away from real services.
-    let registry_url = Url::parse(&addr)?.with_param("group", &format!("/example-{}", std::process::id()));
+    let registry_url =
+        Url::parse(&addr)?.with_param("group", &format!("/example-{}", std::process::id()));
     let registry: Arc<dyn Registry> = Arc::new(ZookeeperRegistry::connect(&registry_url).await?);
 
     let service = "org.example.GreetingService";
@@ -58,7 +65,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let consumer = Url::parse(&format!(
         "consumer://127.0.0.1/{service}?interface={service}&version=1.0.0&side=consumer&loadbalance=roundrobin&retries=2"
     ))?;
-    let dir = RegistryDirectory::subscribe(registry.clone(), consumer, Arc::new(EchoFactory), DirectoryOptions::default()).await?;
+    let dir = RegistryDirectory::subscribe(
+        registry.clone(),
+        consumer,
+        Arc::new(EchoFactory),
+        DirectoryOptions::default(),
+    )
+    .await?;
     if !dir.wait_ready_for(Duration::from_secs(10)).await {
         return Err("no provider list within 10 s".into());
     }
