@@ -84,7 +84,7 @@ async fn names_and_metadata_are_stored_as_dubbo_does() {
     let p = provider_url(&s, 20880, "version=1.0.0&group=g1&weight=7");
     r.register(&p).await.unwrap();
     let name = format!("providers:{}:1.0.0:g1", s.replace('$', "___"));
-    assert_eq!(raw_services(&addr, &ns).await, [name.clone()]);
+    assert_eq!(raw_services(&addr, &ns).await, std::slice::from_ref(&name));
     let hosts = raw_hosts(&addr, &ns, &name).await;
     assert_eq!(hosts.len(), 1, "{hosts:?}");
     let h = &hosts[0];
