@@ -6,7 +6,7 @@
 //!   `nacos.subscribe.legacy-name=true`.
 //! - Otherwise: every name of `service/list` (paged) with four segments that the subscription's
 //!   [`NacosServiceName`] `is_compatible` with, re-scanned every `nacos.scan-interval` so new
-//!   services show up (Dubbo scans once; see `docs/compat/nacos.md`).
+//!   services show up (Dubbo scans once; see `docs/compatibility.md`).
 //! - Protocol `admin`: all names, filtered like Dubbo's ops lookup, re-scanned the same way.
 //!
 //! The published providers list is the union of the enabled instances of every name (health is
