@@ -307,6 +307,7 @@ impl<B: RegistryBackend> Shared<B> {
                     _ = tokio::time::sleep(delay) => {}
                 }
                 let Some(me) = weak.upgrade() else { return };
+                crate::metrics::retry();
                 match me.retry_once(&task_key).await {
                     Ok(true) => break,
                     Ok(false) => {
@@ -414,6 +415,11 @@ impl<B: RegistryBackend> Registry for FailbackRegistry<B> {
         !self.shared.state.lock().destroyed && self.shared.backend.is_available()
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(
+        registry = %self.shared.backend.url(),
+        service = url.service_interface().unwrap_or(""),
+        category = url.category_or("providers"),
+    ))]
     async fn register(&self, url: &Url) -> Result<()> {
         let sh = &self.shared;
         sh.ensure_alive()?;
@@ -463,6 +469,11 @@ impl<B: RegistryBackend> Registry for FailbackRegistry<B> {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(
+        registry = %self.shared.backend.url(),
+        service = consumer.service_interface().unwrap_or(""),
+        category = consumer.category_or("providers"),
+    ))]
     async fn subscribe(&self, consumer: &Url) -> Result<Subscription> {
         let sh = &self.shared;
         sh.ensure_alive()?;

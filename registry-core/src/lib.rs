@@ -29,6 +29,7 @@ mod error;
 pub mod failback;
 pub mod matching;
 pub mod memory;
+pub mod metrics;
 pub mod notify;
 pub mod registry;
 pub mod retry;

@@ -136,6 +136,7 @@ impl Publisher {
         if self.is_closed() {
             return false;
         }
+        let count = urls.len();
         let waker = {
             let mut st = self.shared.state.lock();
             let last = st.last.iter_mut().find(|n| &*n.category == category);
@@ -166,6 +167,13 @@ impl Publisher {
             }
             st.waker.take()
         };
+        crate::metrics::notification();
+        tracing::debug!(
+            service = self.consumer.service_interface().unwrap_or(""),
+            category,
+            count,
+            "notify"
+        );
         if let Some(w) = waker {
             w.wake();
         }
