@@ -52,7 +52,7 @@ export DUBBO_TEST_SCRIPTS="$ROOT/scripts"
 
 log "cargo test --workspace"
 # shellcheck disable=SC2086
-cargo test --workspace ${TEST_ARGS:-}
+cargo test --workspace --no-fail-fast ${TEST_ARGS:-}
 
 log "examples against the real servers"
 cargo run -q -p cli --example custom_transport
