@@ -123,10 +123,7 @@ impl Invoker for DemoInvoker {
 
 /// Runs the demo; exit code 1 when a step did not behave as told.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(story(a))
+    super::runtime()?.block_on(story(a))
 }
 
 fn provider(port: u16, version: &str, group: &str) -> Url {

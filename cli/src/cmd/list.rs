@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use registry_core::Url;
 use serde_json::json;
 
@@ -68,11 +67,7 @@ struct Row {
 
 /// Lists the current URLs; exit 0 (also when there are none).
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let rt = super::runtime()?;
     rt.block_on(async {
         let consumer = a.filter.consumer()?;
         let registry = registry_factory::connect(&a.filter.registry, a.filter.timeout()).await?;

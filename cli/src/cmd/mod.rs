@@ -6,3 +6,14 @@ pub mod demo;
 pub mod list;
 pub mod register;
 pub mod watch;
+
+/// The tokio runtime every networked subcommand runs on (two workers: the CLI does little
+/// work itself, it mostly waits on the registry).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context;
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("tokio runtime")
+}

@@ -27,11 +27,7 @@ pub struct Args {
 /// Registers, waits, unregisters.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let url = Url::parse(&a.url).with_context(|| format!("invalid URL {:?}", a.url))?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let rt = super::runtime()?;
     rt.block_on(async {
         let timeout = Duration::from_secs(a.timeout.max(1));
         let registry = registry_factory::connect(&a.registry, timeout).await?;

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use serde_json::json;
 
 use super::list::Filter;
@@ -26,11 +25,7 @@ pub struct Args {
 
 /// Watches until Ctrl-C (exit 0) or until the registry ends the stream (exit 1).
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("tokio runtime")?;
+    let rt = super::runtime()?;
     rt.block_on(async {
         let consumer = a.filter.consumer()?;
         let registry = registry_factory::connect(&a.filter.registry, a.filter.timeout()).await?;
