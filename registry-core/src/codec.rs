@@ -35,38 +35,120 @@ pub fn decode_cow(s: &str) -> Result<Cow<'_, str>> {
     let Some(first) = bytes.iter().position(|&b| b == b'%' || b == b'+') else {
         return Ok(Cow::Borrowed(s));
     };
-    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len() + 8);
     out.extend_from_slice(&bytes[..first]);
-    let mut i = first;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hi = bytes.get(i + 1).and_then(|&c| hex(c));
-                let lo = bytes.get(i + 2).and_then(|&c| hex(c));
-                match (hi, lo) {
-                    (Some(h), Some(l)) => out.push(h << 4 | l),
-                    _ => return Err(Error::invalid_escape(s)),
-                }
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    Ok(Cow::Owned(String::from_utf8(out).unwrap_or_else(|e| {
-        String::from_utf8_lossy(e.as_bytes()).into_owned()
-    })))
+    decode_into::<false>(&bytes[first..], &mut out).map_err(|_| Error::invalid_escape(s))?;
+    Ok(Cow::Owned(into_string(out)))
 }
 
-fn hex(c: u8) -> Option<u8> {
-    (c as char).to_digit(16).and_then(|d| u8::try_from(d).ok())
+/// Why [`decode_into`] stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Halt {
+    /// A truncated or non-hexadecimal escape.
+    BadEscape,
+    /// A byte for which the caller's stop test holds.
+    Stop,
 }
+
+/// Appends the decoded bytes of `s` to `out` (`+` is a space, `%XX` a byte), 8 bytes at a
+/// time between escapes. Stops at the first malformed escape; with `SEPARATORS`, also at a
+/// literal `?`, `&`, `=`, `#`, `;` or an escaped `;` (then `out` is incomplete).
+pub(crate) fn decode_into<const SEPARATORS: bool>(
+    s: &[u8],
+    out: &mut Vec<u8>,
+) -> std::result::Result<(), Halt> {
+    let start = out.len();
+    // The decoded form is never longer; the slack allows whole-word stores.
+    out.resize(start + s.len() + 8, 0);
+    let (mut i, mut o) = (0, start);
+    let result = loop {
+        if let Some(w) = s.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            // Copy the word, then keep the bytes before its first special byte.
+            out[o..o + 8].copy_from_slice(&w);
+            let m = special_mask::<SEPARATORS>(u64::from_le_bytes(w));
+            let plain = if m == 0 {
+                8
+            } else {
+                (m.trailing_zeros() / 8) as usize
+            };
+            i += plain;
+            o += plain;
+            if plain == 8 {
+                continue;
+            }
+        }
+        let Some(&c) = s.get(i) else {
+            break Ok(());
+        };
+        let (byte, len) = match c {
+            b'%' => match (s.get(i + 1), s.get(i + 2)) {
+                (Some(&h), Some(&l)) => match (hex(h), hex(l)) {
+                    (Some(h), Some(l)) => (h << 4 | l, 3),
+                    _ => break Err(Halt::BadEscape),
+                },
+                _ => break Err(Halt::BadEscape),
+            },
+            b'+' => (b' ', 1),
+            b'?' | b'&' | b'=' | b'#' | b';' if SEPARATORS => break Err(Halt::Stop),
+            c => (c, 1),
+        };
+        if SEPARATORS && len == 3 && byte == b';' {
+            break Err(Halt::Stop);
+        }
+        out[o] = byte;
+        o += 1;
+        i += len;
+    };
+    out.truncate(o);
+    result
+}
+
+/// High bit set in the bytes of `w` that need attention: `%`, `+` and, with `SEPARATORS`, the
+/// query separators (SWAR zero-byte test; exact for the lowest flagged byte).
+fn special_mask<const SEPARATORS: bool>(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |c: u8| {
+        let v = w ^ (ONES * u64::from(c));
+        v.wrapping_sub(ONES) & !v & HIGH
+    };
+    let m = zero(b'%') | zero(b'+');
+    if SEPARATORS {
+        m | zero(b'?') | zero(b'&') | zero(b'=') | zero(b'#') | zero(b';')
+    } else {
+        m
+    }
+}
+
+/// The decoded bytes as text, invalid UTF-8 sequences replaced by U+FFFD as Java does.
+pub(crate) fn into_string(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The value of a hexadecimal digit (either case).
+fn hex(c: u8) -> Option<u8> {
+    let v = HEX[usize::from(c)];
+    (v != NOT_HEX).then_some(v)
+}
+
+const NOT_HEX: u8 = 0xFF;
+
+/// Digit values by byte (a table: escapes are decoded on every ZooKeeper notification).
+static HEX: [u8; 256] = {
+    let mut t = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
@@ -78,6 +160,38 @@ mod tests {
         assert_eq!(encode("~ $:/?&="), "%7E+%24%3A%2F%3F%26%3D");
         assert_eq!(encode("中文"), "%E4%B8%AD%E6%96%87");
         assert_eq!(encode(""), "");
+    }
+
+    #[test]
+    fn decode_long_inputs_word_by_word() {
+        let text = "dubbo://10.0.0.1:20880/a.B?x=1&y=a b,c&z=中文&long=abcdefghijklmnopqrstuvwxyz";
+        assert_eq!(decode(&encode(text)).unwrap(), text);
+        assert_eq!(
+            decode("abcdefgh+ijklmnop%41").unwrap(),
+            "abcdefgh ijklmnopA"
+        );
+        assert!(decode("abcdefghijklmnop%4").is_err());
+    }
+
+    #[test]
+    fn decode_into_stops_at_separators() {
+        let run = |s: &str| {
+            let mut out = Vec::new();
+            decode_into::<true>(s.as_bytes(), &mut out).map(|()| out)
+        };
+        assert_eq!(run("a%26b%3Dc%3Fd%23e").unwrap(), b"a&b=c?d#e");
+        for s in [
+            "abcdefghij&k",
+            "a=b",
+            "a?b",
+            "a#b",
+            "a;b",
+            "abcdefghij%3Bk",
+            "a%3bb",
+        ] {
+            assert_eq!(run(s), Err(Halt::Stop), "{s}");
+        }
+        assert_eq!(run("abcdefghij%zz"), Err(Halt::BadEscape));
     }
 
     #[test]

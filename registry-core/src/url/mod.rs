@@ -5,8 +5,11 @@
 //! few per-process keys (`timestamp`, `pid`, `ipv6`) kept inline, so 100k providers of one
 //! service share one copy of `methods`, `application`, `interface`, ...
 
+mod canonical;
 mod intern;
+mod local;
 mod parse;
+mod scratch;
 mod service_address;
 
 use std::cmp::Ordering;
@@ -15,15 +18,12 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use intern::{intern, intern_table, Atom, ParamTable};
+use local::{volatile_index, Local, VOLATILE_KEYS};
 pub(crate) use parse::parse_java_int;
 pub use parse::parse_params_raw;
 pub use service_address::ServiceAddressUrl;
 
 use crate::error::Result;
-
-/// Parameter keys whose values differ between processes of one service; they are kept out of
-/// the shared table.
-const VOLATILE_KEYS: [&str; 3] = ["ipv6", "pid", "timestamp"];
 
 /// A Dubbo URL: `protocol://[user[:password]@]host[:port]/path?k=v&...`.
 ///
@@ -38,13 +38,12 @@ pub struct Url {
 #[derive(Clone)]
 struct Inner {
     protocol: Option<Atom>,
-    host: Option<Atom>,
     path: Option<Atom>,
     creds: Option<Box<Creds>>,
     port: i32,
     table: Arc<ParamTable>,
-    /// Volatile parameters (`ipv6`, `pid`, `timestamp`), stored inline.
-    own: Volatile,
+    /// The host and the volatile parameters (`ipv6`, `pid`, `timestamp`), in one buffer.
+    own: Local,
 }
 
 #[derive(Clone)]
@@ -115,19 +114,41 @@ impl Url {
 
     /// `params` must be sorted by key with unique keys.
     fn from_sorted(parts: UrlParts<'_>, params: &[(&str, &str)]) -> Url {
-        let (own, table) = if params.iter().any(|(k, _)| is_volatile(k)) {
+        let mut volatile = [None; VOLATILE_KEYS.len()];
+        let table = if params.iter().any(|(k, _)| volatile_index(k).is_some()) {
             let mut stable: Vec<(&str, &str)> = Vec::with_capacity(params.len());
-            stable.extend(params.iter().copied().filter(|(k, _)| !is_volatile(k)));
-            (Volatile::new(params), intern_table(&stable))
+            for &(k, v) in params {
+                match volatile_index(k) {
+                    Some(i) => volatile[i] = Some(v),
+                    None => stable.push((k, v)),
+                }
+            }
+            intern_table(&stable)
         } else {
-            (Volatile::default(), intern_table(params))
+            intern_table(params)
         };
-        let path = parts.path.map(|p| p.trim_start_matches('/'));
+        Url::assemble(parts, table, volatile)
+    }
+
+    /// A URL from its parts, its shared stable parameters and its volatile values (in
+    /// `VOLATILE_KEYS` order).
+    fn assemble(
+        parts: UrlParts<'_>,
+        table: Arc<ParamTable>,
+        volatile: [Option<&str>; VOLATILE_KEYS.len()],
+    ) -> Url {
+        let path = parts.path.map(|p| {
+            let p = p.trim_start_matches('/');
+            // The path is usually the interface name, which the table already holds.
+            match table.known_atom(Known::Interface as usize) {
+                Some(a) if **a == *p => a.clone(),
+                _ => intern(p),
+            }
+        });
         Url {
             inner: Arc::new(Inner {
                 protocol: parts.protocol.map(intern),
-                host: parts.host.map(Atom::from),
-                path: path.map(intern),
+                path,
                 creds: parts.username.map(|u| {
                     Box::new(Creds {
                         username: Atom::from(u),
@@ -136,7 +157,7 @@ impl Url {
                 }),
                 port: parts.port,
                 table,
-                own,
+                own: Local::new(parts.host, volatile),
             }),
         }
     }
@@ -168,7 +189,7 @@ impl Url {
 
     /// The host, absent when empty.
     pub fn host(&self) -> Option<&str> {
-        self.inner.host.as_deref()
+        self.inner.own.host()
     }
 
     /// The port; 0 when absent.
@@ -206,7 +227,7 @@ impl Url {
 
     /// The raw value of a parameter.
     pub fn param(&self, key: &str) -> Option<&str> {
-        if is_volatile(key) {
+        if volatile_index(key).is_some() {
             return self.inner.own.get(key);
         }
         let e = &self.inner.table.entries;
@@ -254,7 +275,7 @@ impl Url {
 
     /// Number of parameters.
     pub fn param_count(&self) -> usize {
-        self.inner.table.entries.len() + self.inner.own.len()
+        self.inner.table.entries.len() + self.inner.own.volatile_len()
     }
 
     /// All parameters sorted by key.
@@ -474,7 +495,8 @@ impl Url {
     /// A copy with another host.
     pub fn with_host(&self, host: &str) -> Url {
         let mut u = self.clone();
-        Arc::make_mut(&mut u.inner).host = (!host.is_empty()).then(|| Atom::from(host));
+        let inner = Arc::make_mut(&mut u.inner);
+        inner.own = inner.own.with_host((!host.is_empty()).then_some(host));
         u
     }
 
@@ -549,7 +571,7 @@ impl Url {
     fn eq_params(&self, other: &Url) -> bool {
         let (a, b) = (&*self.inner, &*other.inner);
         let tables = Arc::ptr_eq(&a.table, &b.table) || a.table.entries == b.table.entries;
-        tables && a.own.eq_ignoring_timestamp(&b.own)
+        tables && a.own.volatile_eq_ignoring_timestamp(&b.own)
     }
 }
 
@@ -561,7 +583,7 @@ impl PartialEq for Url {
         let (a, b) = (&*self.inner, &*other.inner);
         a.protocol == b.protocol
             && a.port == b.port
-            && a.host == b.host
+            && self.host() == other.host()
             && a.path == b.path
             && self.username() == other.username()
             && self.password() == other.password()
@@ -575,7 +597,7 @@ impl Hash for Url {
     fn hash<H: Hasher>(&self, state: &mut H) {
         let i = &*self.inner;
         i.protocol.hash(state);
-        i.host.hash(state);
+        self.host().hash(state);
         i.port.hash(state);
         i.path.hash(state);
         self.username().hash(state);
@@ -615,15 +637,15 @@ impl std::str::FromStr for Url {
 #[derive(Debug, Clone)]
 pub struct Params<'a> {
     a: &'a [(Atom, Atom)],
-    b: &'a Volatile,
+    b: &'a Local,
     /// Next volatile slot to consider.
     bi: usize,
 }
 
 impl<'a> Params<'a> {
     fn next_volatile(&self) -> Option<(usize, &'a str, &'a str)> {
-        let b: &'a Volatile = self.b;
-        (self.bi..VOLATILE_KEYS.len()).find_map(|i| b.slot(i).map(|v| (i, VOLATILE_KEYS[i], v)))
+        let b: &'a Local = self.b;
+        (self.bi..VOLATILE_KEYS.len()).find_map(|i| b.volatile(i).map(|v| (i, VOLATILE_KEYS[i], v)))
     }
 }
 
@@ -652,7 +674,7 @@ impl<'a> Iterator for Params<'a> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.a.len()
             + (self.bi..VOLATILE_KEYS.len())
-                .filter(|&i| self.b.slot(i).is_some())
+                .filter(|&i| self.b.volatile(i).is_some())
                 .count();
         (n, Some(n))
     }
@@ -743,63 +765,6 @@ pub(crate) enum Known {
     Group = 3,
     Interface = 4,
     Version = 5,
-}
-
-/// The volatile parameters of one URL in a single buffer: value `i` (of [`VOLATILE_KEYS`]) is
-/// `text[ends[i-1]..ends[i]]` when bit `i` of `present` is set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Volatile {
-    text: Option<Box<str>>,
-    ends: [u32; 3],
-    present: u8,
-}
-
-impl Volatile {
-    /// From sorted, unique params (only the volatile keys are taken).
-    fn new(params: &[(&str, &str)]) -> Self {
-        let mut text = String::new();
-        let mut v = Volatile::default();
-        for (i, key) in VOLATILE_KEYS.iter().enumerate() {
-            if let Some((_, val)) = params.iter().find(|(k, _)| k == key) {
-                text.push_str(val);
-                v.present |= 1 << i;
-            }
-            v.ends[i] = u32::try_from(text.len()).unwrap_or(u32::MAX);
-        }
-        v.text = Some(text.into_boxed_str());
-        v
-    }
-
-    fn slot(&self, i: usize) -> Option<&str> {
-        if self.present & (1 << i) == 0 {
-            return None;
-        }
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        self.text.as_deref()?.get(start..self.ends[i] as usize)
-    }
-
-    fn get(&self, key: &str) -> Option<&str> {
-        VOLATILE_KEYS
-            .iter()
-            .position(|k| *k == key)
-            .and_then(|i| self.slot(i))
-    }
-
-    fn len(&self) -> usize {
-        self.present.count_ones() as usize
-    }
-
-    /// Same keys, same values except that the `timestamp` value is ignored.
-    fn eq_ignoring_timestamp(&self, o: &Volatile) -> bool {
-        self.present == o.present
-            && (0..VOLATILE_KEYS.len())
-                .all(|i| VOLATILE_KEYS[i] == "timestamp" || self.slot(i) == o.slot(i))
-    }
-}
-
-fn is_volatile(key: &str) -> bool {
-    // A `match` compiles to a length switch plus one comparison.
-    matches!(key, "ipv6" | "pid" | "timestamp")
 }
 
 /// Java `put` of every item in order plus `putIfAbsent(X)` right after each `default.X`, as a

@@ -5,8 +5,9 @@
 
 use std::borrow::Cow;
 
-use super::{Url, UrlParts};
-use crate::codec::decode_cow;
+use super::scratch::with_decode_buffer;
+use super::{canonical, Url, UrlParts};
+use crate::codec::{decode_cow, decode_into, into_string};
 use crate::error::{Error, Result};
 
 /// Parses a decoded URL string exactly as Dubbo 3.x `URL.valueOf` does.
@@ -15,26 +16,32 @@ pub(crate) fn parse_decoded(input: &str) -> Result<Url> {
         Some(i) => (&input[..i], Some(&input[i + 1..])),
         None => (input, None),
     };
+    let parts = parse_body(input, body)?;
     let mut params: Vec<(&str, &str)> = Vec::new();
     if let Some(q) = query {
+        if let Some(url) = canonical::parse_canonical(parts, q) {
+            return Ok(url);
+        }
         // Typical items are 15-25 bytes; a slightly larger buffer avoids regrowing.
         params.reserve(q.len() / 16 + 4);
-        scan_query(q, &mut params);
+        scan_query(q, |start, eq, end| match eq {
+            Some(e) => params.push((&q[start..e], &q[e + 1..end])),
+            None => params.push((&q[start..end], "")),
+        });
     }
-    let parts = parse_body(input, body)?;
     Url::from_parsed(parts, params)
 }
 
 /// Splits a decoded query in one pass (`parseDecodedParams`): items end at `&` or `;`, the
 /// first `=` splits name and value (`=` at the start of an item are skipped), an item without
 /// `=` gets `""`, empty items are ignored.
-fn scan_query<'a>(q: &'a str, params: &mut Vec<(&'a str, &'a str)>) {
+///
+/// Calls `item(start, eq, end)` for each non-empty item `q[start..end]`, `eq` being the index of
+/// its first `=`.
+pub(super) fn scan_query(q: &str, mut item: impl FnMut(usize, Option<usize>, usize)) {
     let mut push = |start: usize, eq: Option<usize>, end: usize| {
         if start < end {
-            match eq {
-                Some(e) => params.push((&q[start..e], &q[e + 1..end])),
-                None => params.push((&q[start..end], "")),
-            }
+            item(start, eq, end);
         }
     };
     let b = q.as_bytes();
@@ -181,7 +188,20 @@ pub(crate) fn parse_java_int(s: &str) -> Option<i32> {
 /// Parses a fully `URL.encode`d string (a ZooKeeper node name) like `parseEncodedStr`.
 pub(crate) fn parse_encoded(input: &str) -> Result<Url> {
     // Fast path: without literal separators and without an encoded `;`, decoding the whole
-    // string first and parsing the decoded form splits at exactly the same places.
+    // string first and parsing the decoded form splits at exactly the same places. The decoder
+    // stops at either (or at a malformed escape), and the code below then decides as before.
+    let fast = with_decode_buffer(|buf| {
+        let mut bytes = std::mem::take(buf).into_bytes();
+        let done = decode_into::<true>(input.as_bytes(), &mut bytes);
+        if done.is_err() {
+            bytes.clear();
+        }
+        *buf = into_string(bytes);
+        done.ok().map(|()| parse_decoded(buf))
+    });
+    if let Some(url) = fast {
+        return url;
+    }
     let b = input.as_bytes();
     let needs_exact = b.iter().enumerate().any(|(i, &c)| match c {
         b'?' | b'&' | b'=' | b'#' | b';' => true,
