@@ -249,4 +249,78 @@ mod tests {
         assert_eq!(match_text("", ""), Some([None, None, None]));
         assert_eq!(match_text("a=1", ""), None);
     }
+
+    /// The slow path's result for `q`.
+    fn general(q: &str) -> Vec<(String, String)> {
+        let mut items = Vec::new();
+        scan_query(q, |s, e, end| {
+            items.push(e.map_or((&q[s..end], ""), |e| (&q[s..e], &q[e + 1..end])))
+        });
+        let u = Url::from_parsed(UrlParts::default(), items).unwrap();
+        owned(&u)
+    }
+
+    fn owned(u: &Url) -> Vec<(String, String)> {
+        u.params()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Whatever the fast path accepts, it parses like the general path, both when it scans
+        /// and when it matches the remembered table (also one remembered from another query).
+        #[test]
+        fn fast_path_agrees_with_general_path(
+            items in proptest::collection::vec(
+                (
+                    "(a|b|p|pid|pidx|ipv6|timestamp|default\\.a|t|=a|)",
+                    proptest::option::of("[a=;&1]{0,3}"),
+                    "[&;]|&&",
+                ),
+                0..7,
+            ),
+            other in "[ab]=[12](&pid=[12])?",
+            drop in 0usize..7,
+        ) {
+            let mut q = String::new();
+            for (i, (k, v, sep)) in items.iter().enumerate() {
+                if i > 0 {
+                    q.push_str(sep);
+                }
+                q.push_str(k);
+                if let Some(v) = v {
+                    q.push('=');
+                    q.push_str(v);
+                }
+            }
+            // The same items sorted by key, last value of a key kept, joined by `&`: mostly
+            // canonical, so the fast path takes it.
+            let sorted: std::collections::BTreeMap<_, _> =
+                items.iter().map(|(k, v, _)| (k, v)).collect();
+            let render = |skip: usize| {
+                sorted
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != skip)
+                    .map(|(_, (k, v))| v.as_ref().map_or(k.to_string(), |v| format!("{k}={v}")))
+                    .collect::<Vec<_>>()
+                    .join("&")
+            };
+            let canonical = render(usize::MAX);
+            // Remembering the table of a query with one item less makes the text match see an
+            // extra item.
+            let near = render(drop);
+            for q in [&q, &canonical] {
+                let expected = general(q);
+                for warm in [q, &other, &near] {
+                    let _ = parse_canonical(UrlParts::default(), warm);
+                    if let Some(u) = parse_canonical(UrlParts::default(), q) {
+                        proptest::prop_assert_eq!(owned(&u), expected.clone(), "{}", q);
+                    }
+                }
+            }
+        }
+    }
 }
