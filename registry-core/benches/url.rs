@@ -44,6 +44,26 @@ fn benches(c: &mut Criterion) {
     g.bench_function(format!("parse_encoded_zk_child_{}B", encoded.len()), |b| {
         b.iter(|| Url::parse_encoded(black_box(&encoded)))
     });
+    // Two services in turn: the table remembered from the previous parse never matches, so
+    // every parse scans the query and looks its table up by hash (both tables stay alive, as
+    // when a directory holds the providers).
+    let other = text.replace("GreetingsService", "OrdersService");
+    let _keep = Url::parse(&other);
+    let mut flip = false;
+    g.bench_function("parse_decoded_alternating_services", |b| {
+        b.iter(|| {
+            flip = !flip;
+            Url::parse(black_box(if flip { &text } else { &other }))
+        })
+    });
+    // Parameters not in key order: the general path (item vector, sort, table hash).
+    let (head, query) = text.split_once('?').unwrap_or((&text, ""));
+    let mut items: Vec<&str> = query.split('&').collect();
+    items.reverse();
+    let unsorted = format!("{head}?{}", items.join("&"));
+    g.bench_function("parse_decoded_unsorted", |b| {
+        b.iter(|| Url::parse(black_box(&unsorted)))
+    });
     g.bench_function("is_match", |b| {
         b.iter(|| is_match(black_box(&consumer), black_box(&url)))
     });

@@ -1,14 +1,14 @@
 //! The fast path of `Url::parse` for a query in the form registries store (`toFullString`):
 //! `k=v` items joined by `&`, no `default.` keys, each volatile key at most once.
 //!
-//! First the query is compared with the text of the table the previous parse on this thread
-//! produced (providers of one service arrive together and share it): if it is that text with
+//! First the query is compared with the texts of the tables the last parses on this thread
+//! produced (providers of one service arrive together and share one): if it is such a text with
 //! the volatile items inserted, no scan, hash or lock is needed. Otherwise the query is scanned
 //! once: the volatile items are cut out, and the remaining text, which is exactly the rendering
 //! of the stable parameters, is looked up among the interned tables by one hash and one
-//! comparison. No per-item vector, no sorting, no per-key hashing. Anything else (or a new table
-//! whose keys are not sorted) returns `None` and takes the general path, which gives the same
-//! result.
+//! comparison. No per-item vector, no sorting, no per-key hashing. Anything else (keys out of
+//! order, `;`, items without `=`, ...) returns `None` and takes the general path, which gives
+//! the same result.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Weak};
@@ -22,26 +22,48 @@ use super::{Url, UrlParts};
 /// Volatile values in [`VOLATILE_KEYS`] order.
 type Volatile<'q> = [Option<&'q str>; VOLATILE_KEYS.len()];
 
+/// How many recently used tables each thread compares a query with before scanning it.
+const RECENT: usize = 4;
+
+/// The tables of the last canonical parses on this thread (weak: they are not kept alive).
+struct Recent {
+    tables: [Weak<ParamTable>; RECENT],
+    /// The slot the next new table goes to (the oldest).
+    next: usize,
+}
+
 thread_local! {
-    /// The table of the last canonical parse on this thread (weak: it does not keep it alive).
-    static LAST: RefCell<Weak<ParamTable>> = const { RefCell::new(Weak::new()) };
+    static RECENT_TABLES: RefCell<Recent> = const {
+        RefCell::new(Recent {
+            tables: [const { Weak::new() }; RECENT],
+            next: 0,
+        })
+    };
 }
 
 /// Parses the query `q` of a URL whose other parts are `parts`, if `q` is canonical.
 pub(super) fn parse_canonical(parts: UrlParts<'_>, q: &str) -> Option<Url> {
-    let last = LAST
-        .try_with(|l| l.try_borrow().ok().and_then(|w| w.upgrade()))
+    let known = RECENT_TABLES
+        .try_with(|r| {
+            let r = r.try_borrow().ok()?;
+            // Newest first.
+            (1..=RECENT).find_map(|age| {
+                let table = r.tables[(r.next + RECENT - age) % RECENT].upgrade()?;
+                let volatile = match_text(q, table.text()?)?;
+                Some((table, volatile))
+            })
+        })
         .ok()
         .flatten();
-    if let Some(table) = last {
-        if let Some(volatile) = table.text().and_then(|text| match_text(q, text)) {
-            return Some(Url::assemble(parts, table, volatile));
-        }
+    if let Some((table, volatile)) = known {
+        return Some(Url::assemble(parts, table, volatile));
     }
     let (table, volatile) = scan(q)?;
-    let _ = LAST.try_with(|l| {
-        if let Ok(mut l) = l.try_borrow_mut() {
-            *l = Arc::downgrade(&table);
+    let _ = RECENT_TABLES.try_with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            let slot = r.next;
+            r.tables[slot] = Arc::downgrade(&table);
+            r.next = (slot + 1) % RECENT;
         }
     });
     Some(Url::assemble(parts, table, volatile))
@@ -126,6 +148,7 @@ fn scan(q: &str) -> Option<(Arc<ParamTable>, Volatile<'_>)> {
         let mut canonical = true;
         // Where the next item must start, and the start of the stable text not yet copied.
         let (mut next, mut run) = (0usize, 0usize);
+        let mut prev = "";
         scan_query(q, |start, eq, end| {
             if !canonical {
                 return;
@@ -138,18 +161,16 @@ fn scan(q: &str) -> Option<(Arc<ParamTable>, Volatile<'_>)> {
             };
             next = end + 1;
             let key = &q[start..eq];
-            match key.as_bytes().first() {
-                Some(b'd') if key.starts_with("default.") => canonical = false,
-                Some(b'i' | b'p' | b't') => {
-                    if let Some(i) = volatile_index(key) {
-                        let slot = &mut volatile[i];
-                        canonical &= slot.is_none();
-                        *slot = Some(&q[eq + 1..end]);
-                        stable.push_str(&q[run..start]);
-                        run = next;
-                    }
-                }
-                _ => {}
+            if let Some(i) = volatile_index(key) {
+                let slot = &mut volatile[i];
+                canonical &= slot.is_none();
+                *slot = Some(&q[eq + 1..end]);
+                stable.push_str(&q[run..start]);
+                run = next;
+            } else {
+                // Stable keys strictly increasing (so no duplicates), none `default.X`.
+                canonical &= key > prev && !key.starts_with("default.");
+                prev = key;
             }
         });
         if !canonical || next != q.len() + 1 {

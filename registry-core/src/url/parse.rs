@@ -127,18 +127,12 @@ fn parse_body<'a>(input: &str, body: &'a str) -> Result<UrlParts<'a>> {
     let mut start = 0usize;
     let mut end = body.find('#').unwrap_or(body.len());
     let mut protocol = None;
-    if let Some(i) = body.find("://") {
+    if let Some((i, n)) = find_protocol_end(b) {
         if i == 0 {
             return Err(Error::invalid_url("url missing protocol", input));
         }
         protocol = Some(&body[..i]);
-        start = i + 3;
-    } else if let Some(i) = body.find(":/") {
-        if i == 0 {
-            return Err(Error::invalid_url("url missing protocol", input));
-        }
-        protocol = Some(&body[..i]);
-        start = i + 1;
+        start = i + n;
     }
     let mut path = None;
     if let Some(i) = index_of(b, b'/', start, end) {
@@ -176,8 +170,26 @@ fn parse_body<'a>(input: &str, body: &'a str) -> Result<UrlParts<'a>> {
     })
 }
 
+/// The first `://` (index, 3), else the first `:/` (index, 1).
+fn find_protocol_end(b: &[u8]) -> Option<(usize, usize)> {
+    let mut single = None;
+    for (i, _) in b.iter().enumerate().filter(|(_, &c)| c == b':') {
+        if b.get(i + 1) == Some(&b'/') {
+            if b.get(i + 2) == Some(&b'/') {
+                return Some((i, 3));
+            }
+            single = single.or(Some((i, 1)));
+        }
+    }
+    single
+}
+
 /// `Integer.parseInt`: optional sign, ASCII digits, 32-bit range.
 pub(crate) fn parse_java_int(s: &str) -> Option<i32> {
+    // Up to 9 digits cannot overflow: the usual port needs no further checks.
+    if (1..=9).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(s.bytes().fold(0, |n, b| n * 10 + i32::from(b - b'0')));
+    }
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -326,6 +338,20 @@ mod tests {
             (u.protocol(), u.host(), u.path()),
             (Some("a#b"), None, None)
         );
+    }
+
+    #[test]
+    fn protocol_separator_and_ports() {
+        assert_eq!(find_protocol_end(b"a:/b://c"), Some((4, 3)));
+        assert_eq!(find_protocol_end(b"a:/b:/c"), Some((1, 1)));
+        assert_eq!(find_protocol_end(b"a:b"), None);
+        assert_eq!(parse_java_int("20880"), Some(20880));
+        assert_eq!(parse_java_int("+7"), Some(7));
+        assert_eq!(parse_java_int("-2147483648"), Some(i32::MIN));
+        assert_eq!(parse_java_int("2147483648"), None);
+        assert_eq!(parse_java_int("0000000000012"), Some(12));
+        assert_eq!(parse_java_int(""), None);
+        assert_eq!(parse_java_int("1x"), None);
     }
 
     #[test]
