@@ -150,14 +150,11 @@ fn scan(q: &str) -> Option<(Arc<ParamTable>, Volatile<'_>)> {
         let (mut next, mut run) = (0usize, 0usize);
         let mut prev = "";
         scan_query(q, |start, eq, end| {
-            if !canonical {
-                return;
-            }
             let Some(eq) = eq.filter(|_| start == next && b.get(end).is_none_or(|&c| c == b'&'))
             else {
                 // A skipped `=`, an empty item, a `;` or an item without `=`.
                 canonical = false;
-                return;
+                return false;
             };
             next = end + 1;
             let key = &q[start..eq];
@@ -172,6 +169,7 @@ fn scan(q: &str) -> Option<(Arc<ParamTable>, Volatile<'_>)> {
                 canonical &= key > prev && !key.starts_with("default.");
                 prev = key;
             }
+            canonical
         });
         if !canonical || next != q.len() + 1 {
             return None;
@@ -210,7 +208,8 @@ mod tests {
             assert_eq!(params(&fast), params(&again), "{q}");
             let mut items = Vec::new();
             scan_query(q, |s, e, end| {
-                items.push(e.map_or((&q[s..end], ""), |e| (&q[s..e], &q[e + 1..end])))
+                items.push(e.map_or((&q[s..end], ""), |e| (&q[s..e], &q[e + 1..end])));
+                true
             });
             let slow = Url::from_parsed(UrlParts::default(), items).unwrap();
             assert_eq!(params(&fast), params(&slow), "{q}");
@@ -275,7 +274,8 @@ mod tests {
     fn general(q: &str) -> Vec<(String, String)> {
         let mut items = Vec::new();
         scan_query(q, |s, e, end| {
-            items.push(e.map_or((&q[s..end], ""), |e| (&q[s..e], &q[e + 1..end])))
+            items.push(e.map_or((&q[s..end], ""), |e| (&q[s..e], &q[e + 1..end])));
+            true
         });
         let u = Url::from_parsed(UrlParts::default(), items).unwrap();
         owned(&u)

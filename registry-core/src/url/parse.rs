@@ -24,9 +24,12 @@ pub(crate) fn parse_decoded(input: &str) -> Result<Url> {
         }
         // Typical items are 15-25 bytes; a slightly larger buffer avoids regrowing.
         params.reserve(q.len() / 16 + 4);
-        scan_query(q, |start, eq, end| match eq {
-            Some(e) => params.push((&q[start..e], &q[e + 1..end])),
-            None => params.push((&q[start..end], "")),
+        scan_query(q, |start, eq, end| {
+            match eq {
+                Some(e) => params.push((&q[start..e], &q[e + 1..end])),
+                None => params.push((&q[start..end], "")),
+            }
+            true
         });
     }
     Url::from_parsed(parts, params)
@@ -37,13 +40,10 @@ pub(crate) fn parse_decoded(input: &str) -> Result<Url> {
 /// `=` gets `""`, empty items are ignored.
 ///
 /// Calls `item(start, eq, end)` for each non-empty item `q[start..end]`, `eq` being the index of
-/// its first `=`.
-pub(super) fn scan_query(q: &str, mut item: impl FnMut(usize, Option<usize>, usize)) {
-    let mut push = |start: usize, eq: Option<usize>, end: usize| {
-        if start < end {
-            item(start, eq, end);
-        }
-    };
+/// its first `=`; stops when it returns `false`.
+pub(super) fn scan_query(q: &str, mut item: impl FnMut(usize, Option<usize>, usize) -> bool) {
+    let mut push =
+        |start: usize, eq: Option<usize>, end: usize| start >= end || item(start, eq, end);
     let b = q.as_bytes();
     let (mut start, mut eq) = (0usize, None);
     let mut i = 0;
@@ -60,7 +60,9 @@ pub(super) fn scan_query(q: &str, mut item: impl FnMut(usize, Option<usize>, usi
         }
         match b[i] {
             b'&' | b';' => {
-                push(start, eq, i);
+                if !push(start, eq, i) {
+                    return;
+                }
                 start = i + 1;
                 eq = None;
             }
@@ -70,7 +72,7 @@ pub(super) fn scan_query(q: &str, mut item: impl FnMut(usize, Option<usize>, usi
         }
         i += 1;
     }
-    push(start, eq, q.len());
+    let _ = push(start, eq, q.len());
 }
 
 /// High bit set in the bytes of the word that are `&`, `;` or `=` (SWAR zero-byte test; bits
