@@ -2,8 +2,10 @@
 //!
 //! A [`Url`] is immutable and cheap to clone (one `Arc`). Parameters are split into a table that
 //! is shared (interned by content) between every URL with the same stable parameters, plus the
-//! few per-process keys (`timestamp`, `pid`, `ipv6`) kept inline, so 100k providers of one
-//! service share one copy of `methods`, `application`, `interface`, ...
+//! few per-process keys (`timestamp`, `pid`, `ipv6`) kept inline with the host, so 100k
+//! providers of one service share one copy of `methods`, `application`, `interface`, ...
+//! Parsing a query in the form registries store it finds that table without building the
+//! parameter list (`canonical.rs`).
 
 mod canonical;
 mod intern;
