@@ -1,6 +1,6 @@
 //! URL benchmarks (criterion): parse (decoded and ZooKeeper-encoded), `is_match`,
 //! `to_full_string`, clone, with a realistic ~600-byte Dubbo 3.3 provider URL.
-//! Commands and results: `docs/bench/core.md`.
+//! Commands and results: `BENCHMARKS.md`.
 
 use std::hint::black_box;
 

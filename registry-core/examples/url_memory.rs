@@ -4,7 +4,7 @@
 //! busy machine).
 //!
 //! `cargo run --release -p registry-core --example url_memory [count]`; results in
-//! `docs/bench/core.md`.
+//! `BENCHMARKS.md`.
 
 use registry_core::{codec, Url};
 

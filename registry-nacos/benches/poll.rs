@@ -1,7 +1,7 @@
 //! Cost of one poll on the consumer side (criterion): applying an `instance/list` reply of
 //! 1k / 10k / 50k Dubbo 3.3 provider instances to an [`InstanceCache`], when nothing changed
 //! (the steady state: one JSON scan, every `Url` reused) and when one instance changed.
-//! Commands and results: `docs/bench/nacos.md`.
+//! Commands and results: `BENCHMARKS.md`.
 
 use std::hint::black_box;
 

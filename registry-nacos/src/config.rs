@@ -28,7 +28,7 @@ use crate::error::NacosError;
 pub const DEFAULT_GROUP: &str = "DEFAULT_GROUP";
 /// Nacos' default namespace id.
 pub const DEFAULT_NAMESPACE: &str = "public";
-/// Default instance-list poll interval (see `docs/bench/nacos.md` for the measurements behind it).
+/// Default instance-list poll interval (see `BENCHMARKS.md` for the measurements behind it).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(1000);
 /// Default re-scan interval of wildcard/range subscriptions (Dubbo's admin lookup interval).
 pub const DEFAULT_SCAN_INTERVAL: Duration = Duration::from_secs(30);

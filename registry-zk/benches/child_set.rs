@@ -1,7 +1,7 @@
 //! In-process cost of applying one provider change to a category's child set (criterion), at
 //! 1k/10k/50k existing providers: the incremental path (`insert` of one event + `list` publish)
 //! against the full re-list path (`replace_all` of the whole child list + `list`). No server.
-//! Commands and results: `docs/bench/zk.md`.
+//! Commands and results: `BENCHMARKS.md`.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
