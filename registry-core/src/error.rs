@@ -50,7 +50,10 @@ pub enum Error {
 impl Error {
     /// True when retrying the same operation later may succeed (connection and server trouble).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::Unavailable(_) | Error::Timeout(_) | Error::Io(_))
+        matches!(
+            self,
+            Error::Unavailable(_) | Error::Timeout(_) | Error::Io(_)
+        )
     }
 
     /// True when the input itself is wrong; retrying cannot help.
@@ -62,11 +65,16 @@ impl Error {
     }
 
     pub(crate) fn invalid_url(reason: &'static str, input: &str) -> Self {
-        Error::InvalidUrl { reason, input: truncate(input) }
+        Error::InvalidUrl {
+            reason,
+            input: truncate(input),
+        }
     }
 
     pub(crate) fn invalid_escape(input: &str) -> Self {
-        Error::InvalidEscape { input: truncate(input) }
+        Error::InvalidEscape {
+            input: truncate(input),
+        }
     }
 }
 

@@ -329,7 +329,10 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
     )?;
     // Latency-aware balancers (p2c, shortestresponse) rightly prefer the fastest provider and
     // consistent hashing pins keys: only the spreading balancers must reach every provider.
-    if matches!(a.loadbalance.as_str(), "random" | "roundrobin" | "leastactive") {
+    if matches!(
+        a.loadbalance.as_str(),
+        "random" | "roundrobin" | "leastactive"
+    ) {
         check(spread.len() == 4, "every provider received calls")?;
     }
 
@@ -339,7 +342,9 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
         .max_by_key(|(_, n)| **n)
         .map(|(addr, _)| addr.clone())
         .unwrap_or_else(|| "127.0.0.1:20880".to_owned());
-    step.next(&format!("{victim} starts failing; failover retries on another provider"));
+    step.next(&format!(
+        "{victim} starts failing; failover retries on another provider"
+    ));
     world.set_failing(&victim, true);
     let before = world.snapshot();
     let (ok, failed, _) = calls(&reference, a.calls).await;
@@ -377,7 +382,10 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
     print_counts(&spread, &all);
     check(ok == a.calls, "every call succeeded")?;
     let newcomer_calls = spread.get("127.0.0.1:20884").copied().unwrap_or(0);
-    println!("   the newcomer received {newcomer_calls} of {} calls", a.calls);
+    println!(
+        "   the newcomer received {newcomer_calls} of {} calls",
+        a.calls
+    );
     check(
         newcomer_calls > 0 || matches!(a.loadbalance.as_str(), "p2c" | "shortestresponse"),
         "the newcomer receives calls",
