@@ -97,19 +97,14 @@ impl PathWatch {
     /// re-lists with a plain getChildren (ZOOKEEPER-4466) and applies the events that arrived
     /// meanwhile. Returns whether the visible list changed.
     pub async fn sync(&mut self, shared: &Shared, conn: &ConnState) -> Result<bool> {
-        let client: &Client = match (&conn.client, conn.connected) {
-            (Some(c), true) => c,
-            _ => return Err(not_connected(shared)),
-        };
-        let acls = shared.acls();
-        client
-            .mkdir(&self.path, &CreateMode::Persistent.with_acls(acls))
-            .await
-            .map_err(|e| ZkError::op("mkdir", &self.path, e))?;
-        let w = client
-            .watch(&self.path, AddWatchMode::PersistentRecursive)
-            .await
-            .map_err(|e| ZkError::op("watch", &self.path, e))?;
+        let client = connected(shared, conn)?;
+        let w = dir_and_watch(
+            client,
+            shared,
+            &self.path,
+            AddWatchMode::PersistentRecursive,
+        )
+        .await?;
         // The new watcher is registered before the old one is dropped, so the client keeps the
         // server-side watch.
         self.watcher = Some(w);
@@ -285,20 +280,8 @@ impl RootWatch {
     /// Adds the (non-recursive) persistent watch on the root and lists the service names
     /// (URL-decoded) not seen before.
     pub async fn sync(&mut self, shared: &Shared, conn: &ConnState) -> Result<Vec<String>> {
-        let client = match (&conn.client, conn.connected) {
-            (Some(c), true) => c,
-            _ => return Err(not_connected(shared)),
-        };
-        if self.root != "/" {
-            client
-                .mkdir(&self.root, &CreateMode::Persistent.with_acls(shared.acls()))
-                .await
-                .map_err(|e| ZkError::op("mkdir", &self.root, e))?;
-        }
-        let w = client
-            .watch(&self.root, AddWatchMode::Persistent)
-            .await
-            .map_err(|e| ZkError::op("watch", &self.root, e))?;
+        let client = connected(shared, conn)?;
+        let w = dir_and_watch(client, shared, &self.root, AddWatchMode::Persistent).await?;
         self.watcher = Some(w);
         self.epoch = conn.epoch;
         self.relist(client).await
@@ -399,4 +382,32 @@ impl RootWatch {
             }
         }
     }
+}
+
+/// The live client of `conn`, or the "not connected" error.
+fn connected<'a>(shared: &Shared, conn: &'a ConnState) -> Result<&'a Client> {
+    match (&conn.client, conn.connected) {
+        (Some(c), true) => Ok(c),
+        _ => Err(not_connected(shared)),
+    }
+}
+
+/// Ensures the persistent directory `path` exists (`/` always does), then adds a persistent
+/// watch of `mode` on it: the step before every (re-)list.
+async fn dir_and_watch(
+    client: &Client,
+    shared: &Shared,
+    path: &str,
+    mode: AddWatchMode,
+) -> Result<PersistentWatcher> {
+    if path != "/" {
+        client
+            .mkdir(path, &CreateMode::Persistent.with_acls(shared.acls()))
+            .await
+            .map_err(|e| ZkError::op("mkdir", path, e))?;
+    }
+    client
+        .watch(path, mode)
+        .await
+        .map_err(|e| ZkError::op("watch", path, e))
 }
