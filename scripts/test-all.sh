@@ -42,6 +42,17 @@ log "starting Nacos with short instance timeouts on 127.0.0.1:$NACOS_SHORT_PORT"
 NACOS_FRESH=1 RNACOS_NAMING_HEALTH_TIMEOUT_SECOND=1 RNACOS_NAMING_INSTANCE_TIMEOUT_SECOND=2 \
     bash scripts/nacos-server.sh start "$NACOS_SHORT_PORT"
 
+# Test peers (third-party clients/providers: Java Hessian, Node/Python Dubbo and Nacos peers, ...).
+# Every scripts/peers/*.sh installs one peer, idempotently, into $DUBBO_TEST_PEERS_DIR/<name>;
+# the tests start the peer processes themselves on free 127.0.0.1 ports.
+export DUBBO_TEST_PEERS_DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
+mkdir -p "$DUBBO_TEST_PEERS_DIR"
+for peer in scripts/peers/*.sh; do
+    [[ -f "$peer" ]] || continue
+    log "installing test peer $(basename "$peer" .sh)"
+    bash "$peer" install
+done
+
 export DUBBO_TEST_REQUIRE_SERVERS=1
 export DUBBO_TEST_ZK="127.0.0.1:$ZK_PORT"
 export DUBBO_TEST_ZK_ENSEMBLE_BASE="$ZK_ENSEMBLE_BASE"
