@@ -15,6 +15,9 @@
 //!   implement, and the coalescing [`Subscription`] stream ([`subscription`]);
 //! - failback retries ([`failback`] with the [`retry`] schedule, §3.3), the local cache file
 //!   ([`cache_file`], §3.4);
+//! - the dynamic-configuration contract [`ConfigCenter`] ([`config_center`]: get and an ordered
+//!   watch of a key in a group, like Dubbo's DynamicConfiguration) and its in-process
+//!   [`MemoryConfigCenter`];
 //! - [`MemoryRegistry`] (`memory://`, [`memory::connect`]), an in-process registry with the
 //!   same semantics, built as a [`RegistryBackend`] inside [`FailbackRegistry`].
 //!
@@ -25,10 +28,12 @@
 pub mod address;
 pub mod cache_file;
 pub mod codec;
+pub mod config_center;
 mod error;
 pub mod failback;
 pub mod matching;
 pub mod memory;
+pub mod memory_config;
 pub mod metrics;
 pub mod notify;
 pub mod registry;
@@ -36,9 +41,11 @@ pub mod retry;
 pub mod subscription;
 pub mod url;
 
+pub use config_center::{ConfigCenter, ConfigValue, ConfigWatch, SharedConfigCenter};
 pub use error::{Error, Result};
 pub use failback::FailbackRegistry;
 pub use memory::MemoryRegistry;
+pub use memory_config::MemoryConfigCenter;
 pub use registry::{Registry, RegistryBackend};
 pub use subscription::{Notification, Publisher, Subscription};
 pub use url::{ServiceAddressUrl, Url, UrlBuilder};
