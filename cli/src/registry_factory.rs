@@ -62,7 +62,6 @@ pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dy
                     .map_err(|e| anyhow!("invalid nacos registry URL {url}: {e}"))?;
                 // One request now, so a wrong address or password fails here, clearly.
                 r.backend()
-                    .client()
                     .probe()
                     .await
                     .map_err(|e| anyhow!("cannot reach {url}: {e}"))?;

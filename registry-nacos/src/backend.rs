@@ -1,24 +1,23 @@
-//! [`NacosBackend`]: the [`RegistryBackend`] over the Nacos v1 HTTP API, and
-//! [`NacosRegistry`], the backend wrapped in the shared failback layer.
+//! [`NacosBackend`]: the [`RegistryBackend`] over Nacos (gRPC by default, v1 HTTP with
+//! `nacos.transport=http`; see [`Naming`]), and [`NacosRegistry`], the backend wrapped in the
+//! shared failback layer.
 
 use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use parking_lot::Mutex;
 use registry_core::{FailbackRegistry, Publisher, RegistryBackend, Url};
-use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use crate::client::{InstanceSpec, NacosClient};
-use crate::config::NacosConfig;
-use crate::convert::{instance_metadata, InstanceCache};
+use crate::config::{NacosConfig, Transport};
+use crate::convert::instance_metadata;
 use crate::error::NacosError;
-use crate::heartbeat::Heartbeat;
 use crate::name::{compatible_register_name, register_name, to_nacos_name};
 use crate::source::{ChangeSource, PollingSource};
 use crate::subscribe::{lookup_filter, NamePlan, SubscriptionTask};
+use crate::transport::Naming;
 
 /// The Nacos registry as consumers and providers use it: [`NacosBackend`] with failback
 /// retries, `check` semantics and the cache file.
@@ -29,16 +28,14 @@ pub fn nacos_registry(url: &Url) -> Result<NacosRegistry, NacosError> {
     Ok(FailbackRegistry::new(NacosBackend::new(url)?))
 }
 
-/// Identity of one registered instance: (service name as stored, ip, port).
-type InstanceKey = (String, String, i32);
-
-/// The Nacos backend: registrations with heartbeats, subscriptions fed by a [`ChangeSource`].
+/// The Nacos backend: registrations and subscriptions over a [`Naming`] transport, changes
+/// from a [`ChangeSource`] (gRPC pushes, or HTTP polling).
 pub struct NacosBackend {
     url: Url,
     cfg: NacosConfig,
     client: Arc<NacosClient>,
+    naming: Arc<Naming>,
     source: Arc<dyn ChangeSource>,
-    registered: Mutex<FxHashMap<InstanceKey, (InstanceSpec, Heartbeat)>>,
     cancel: CancellationToken,
 }
 
@@ -49,46 +46,95 @@ impl fmt::Debug for NacosBackend {
             .field("servers", &self.cfg.servers)
             .field("namespace", &self.cfg.namespace)
             .field("group", &self.cfg.group)
-            .field("registered", &self.registered.lock().len())
+            .field("transport", &self.cfg.transport)
             .finish_non_exhaustive()
     }
 }
 
 impl NacosBackend {
-    /// A backend polling `instance/list` for changes (see [`PollingSource`]).
+    /// A backend for `nacos.transport` (gRPC pushes by default; HTTP polls `instance/list`,
+    /// see [`PollingSource`]). With gRPC the connection is opened in the background (must be
+    /// called inside a tokio runtime).
     pub fn new(url: &Url) -> Result<Self, NacosError> {
-        Self::with_source(url, |client, cfg, cancel| {
-            Arc::new(PollingSource::new(
-                client.clone(),
-                cfg.poll_interval,
-                cancel.clone(),
-            ))
-        })
+        let cfg = NacosConfig::from_url(url)?;
+        match cfg.transport {
+            Transport::Grpc => {
+                let client = Arc::new(NacosClient::new(&cfg)?);
+                let naming = Naming::new(&cfg, &client);
+                let source = match &naming {
+                    Naming::Grpc(g) => g.source(),
+                    Naming::Http(_) => Arc::new(PollingSource::new(
+                        client.clone(),
+                        cfg.poll_interval,
+                        CancellationToken::new(),
+                    )),
+                };
+                Ok(Self::assemble(
+                    url,
+                    cfg,
+                    client,
+                    naming,
+                    source,
+                    CancellationToken::new(),
+                ))
+            }
+            Transport::Http => Self::with_source(url, |client, cfg, cancel| {
+                Arc::new(PollingSource::new(
+                    client.clone(),
+                    cfg.poll_interval,
+                    cancel.clone(),
+                ))
+            }),
+        }
     }
 
-    /// A backend whose subscriptions learn about changes from the source `make` builds (the
-    /// seam for a push-based source).
+    /// An HTTP-transport backend whose subscriptions learn about changes from the source
+    /// `make` builds (`nacos.transport` is ignored: registrations use v1 HTTP).
     pub fn with_source(
         url: &Url,
         make: impl FnOnce(&Arc<NacosClient>, &NacosConfig, &CancellationToken) -> Arc<dyn ChangeSource>,
     ) -> Result<Self, NacosError> {
-        let cfg = NacosConfig::from_url(url)?;
+        let mut cfg = NacosConfig::from_url(url)?;
+        cfg.transport = Transport::Http;
         let client = Arc::new(NacosClient::new(&cfg)?);
         let cancel = CancellationToken::new();
         let source = make(&client, &cfg, &cancel);
-        Ok(NacosBackend {
+        let naming = Naming::new(&cfg, &client);
+        Ok(Self::assemble(url, cfg, client, naming, source, cancel))
+    }
+
+    fn assemble(
+        url: &Url,
+        cfg: NacosConfig,
+        client: Arc<NacosClient>,
+        naming: Naming,
+        source: Arc<dyn ChangeSource>,
+        cancel: CancellationToken,
+    ) -> Self {
+        NacosBackend {
             url: sanitize(url, &cfg),
             cfg,
             client,
+            naming: Arc::new(naming),
             source,
-            registered: Mutex::new(FxHashMap::default()),
             cancel,
-        })
+        }
     }
 
-    /// The HTTP client (for tools and measurements).
+    /// The HTTP client (v1 requests; with gRPC only used to log in).
     pub fn client(&self) -> &Arc<NacosClient> {
         &self.client
+    }
+
+    /// The transport (for tools and measurements: gRPC request counters, ...).
+    pub fn naming(&self) -> &Arc<Naming> {
+        &self.naming
+    }
+
+    /// One cheap request over the configured transport: checks reachability, credentials
+    /// and namespace (the CLI calls it before anything else).
+    pub async fn probe(&self) -> Result<(), NacosError> {
+        self.naming.probe().await
     }
 
     /// The settings read from the registry URL.
@@ -155,7 +201,7 @@ impl RegistryBackend for NacosBackend {
     }
 
     fn is_available(&self) -> bool {
-        self.client.is_available()
+        self.naming.is_available()
     }
 
     async fn do_register(&self, url: &Url) -> registry_core::Result<()> {
@@ -167,10 +213,7 @@ impl RegistryBackend for NacosBackend {
             return Ok(());
         }
         for inst in self.instances_of(url)? {
-            self.client.register_instance(&inst).await?;
-            let key = (inst.service.clone(), inst.ip.clone(), inst.port);
-            let hb = Heartbeat::start(self.client.clone(), inst.clone(), self.cfg.beat_interval);
-            self.registered.lock().insert(key, (inst, hb));
+            self.naming.register(&inst).await?;
         }
         Ok(())
     }
@@ -180,11 +223,7 @@ impl RegistryBackend for NacosBackend {
             return Ok(());
         }
         for inst in self.instances_of(url)? {
-            let key = (inst.service.clone(), inst.ip.clone(), inst.port);
-            drop(self.registered.lock().remove(&key));
-            self.client
-                .deregister_instance(&inst.service, &inst.ip, inst.port)
-                .await?;
+            self.naming.deregister(&inst).await?;
         }
         Ok(())
     }
@@ -196,7 +235,7 @@ impl RegistryBackend for NacosBackend {
         let plan = NamePlan::of(publisher.consumer(), &self.cfg)?;
         let servers = u32::try_from(self.cfg.servers.len()).unwrap_or(1).max(1);
         let task = SubscriptionTask {
-            client: self.client.clone(),
+            naming: self.naming.clone(),
             source: self.source.clone(),
             publisher,
             plan,
@@ -210,18 +249,11 @@ impl RegistryBackend for NacosBackend {
 
     async fn do_lookup(&self, consumer: &Url) -> registry_core::Result<Vec<Url>> {
         let plan = NamePlan::of(consumer, &self.cfg)?;
-        let names = plan.resolve(&self.client, consumer).await?;
+        let names = plan.resolve(&self.naming, consumer).await?;
         let mut lists = Vec::with_capacity(names.len());
         for n in names {
-            let (server, body) = self.client.list_instances_raw(&n).await?;
-            let mut cache = InstanceCache::new();
-            cache.apply(&n, &body).map_err(|e| NacosError::Malformed {
-                server,
-                op: "instance/list",
-                reason: e.to_string(),
-            })?;
-            if let Some(u) = cache.urls() {
-                lists.push(u.clone());
+            if let Some(u) = self.naming.query(&n).await? {
+                lists.push(u);
             }
         }
         Ok(lookup_filter(consumer, lists))
@@ -229,13 +261,6 @@ impl RegistryBackend for NacosBackend {
 
     async fn do_destroy(&self) {
         self.cancel.cancel();
-        let all: Vec<(InstanceKey, (InstanceSpec, Heartbeat))> =
-            self.registered.lock().drain().collect();
-        for ((service, ip, port), (_spec, hb)) in all {
-            drop(hb);
-            if let Err(e) = self.client.deregister_instance(&service, &ip, port).await {
-                warn!(service = %service, ip = %ip, port, error = %e, "nacos deregistration on destroy failed; the instance expires when its beats stop");
-            }
-        }
+        self.naming.shutdown().await;
     }
 }

@@ -17,7 +17,8 @@ use crate::model::{BeatInfo, BeatReply, LoginReply, ServiceList};
 
 /// The Nacos cluster name Dubbo registers into.
 pub const DEFAULT_CLUSTER: &str = "DEFAULT";
-const LOGIN_PATH: &str = "/nacos/v1/auth/login";
+/// Login endpoints, newest first: Nacos 3.x, then the 1.x/2.x one (tried on 404/405/501).
+const LOGIN_PATHS: [&str; 2] = ["/nacos/v3/auth/user/login", "/nacos/v1/auth/users/login"];
 const INSTANCE_PATH: &str = "/nacos/v1/ns/instance";
 const BEAT_PATH: &str = "/nacos/v1/ns/instance/beat";
 const LIST_PATH: &str = "/nacos/v1/ns/instance/list";
@@ -383,6 +384,45 @@ impl NacosClient {
         })
     }
 
+    /// True when the registry URL carries credentials.
+    pub(crate) fn has_credentials(&self) -> bool {
+        self.auth.credentials().is_some()
+    }
+
+    /// The access token (logging in over HTTP when needed, failing over across the servers);
+    /// `None` without credentials. Used by the gRPC transport.
+    pub(crate) async fn access_token(&self) -> Result<Option<Secret>, NacosError> {
+        if self.auth.credentials().is_none() {
+            return Ok(None);
+        }
+        if let Some(t) = self.auth.current() {
+            return Ok(Some(t));
+        }
+        let n = self.servers.len();
+        let start = self.current.load(Ordering::Relaxed) % n.max(1);
+        let mut last = NacosError::Connect {
+            server: String::new(),
+            reason: "no servers".into(),
+        };
+        for i in 0..n {
+            let idx = (start + i) % n;
+            match self.token(&self.servers[idx]).await {
+                Ok(t) => {
+                    self.current.store(idx, Ordering::Relaxed);
+                    return Ok(t);
+                }
+                Err(e) if e.should_fail_over() => last = e,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
+    }
+
+    /// Forgets `token` after the server refused it (403), so the next call logs in again.
+    pub(crate) fn invalidate_token(&self, token: &Secret) {
+        self.auth.invalidate(token);
+    }
+
     /// The access token to send, logging in when needed (`None` without credentials).
     async fn token(&self, server: &str) -> Result<Option<Secret>, NacosError> {
         let Some(creds) = self.auth.credentials() else {
@@ -400,16 +440,51 @@ impl NacosClient {
             ("username", creds.username.as_str()),
             ("password", creds.password.expose()),
         ];
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        let resp = self
-            .http
-            .post(format!("http://{server}{LOGIN_PATH}"))
-            .form(&form)
-            .send()
-            .await
-            .map_err(|e| classify(server, op, &e))?;
-        let status = resp.status();
-        let body = resp.text().await.map_err(|e| classify(server, op, &e))?;
+        let mut found = None;
+        for (i, path) in LOGIN_PATHS.into_iter().enumerate() {
+            let last = i + 1 == LOGIN_PATHS.len();
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            let resp = self
+                .http
+                .post(format!("http://{server}{path}"))
+                .query(&[("username", creds.username.as_str())])
+                .form(&form)
+                .send()
+                .await
+                .map_err(|e| classify(server, op, &e))?;
+            let status = resp.status();
+            // 404/405/501: no such endpoint (a 2.x server). A server with auth on may also
+            // refuse an unknown path with 401/403: try the older endpoint before giving up.
+            if !last
+                && matches!(
+                    status,
+                    StatusCode::NOT_FOUND
+                        | StatusCode::METHOD_NOT_ALLOWED
+                        | StatusCode::NOT_IMPLEMENTED
+                        | StatusCode::UNAUTHORIZED
+                        | StatusCode::FORBIDDEN
+                )
+            {
+                debug!(
+                    server,
+                    path,
+                    status = status.as_u16(),
+                    "nacos login endpoint missing, trying the older one"
+                );
+                continue;
+            }
+            let body = resp.text().await.map_err(|e| classify(server, op, &e))?;
+            found = Some((status, body));
+            break;
+        }
+        let Some((status, body)) = found else {
+            return Err(NacosError::Rejected {
+                server: server.to_owned(),
+                op,
+                status: 404,
+                body: "no login endpoint (tried /nacos/v3/auth/user/login and /nacos/v1/auth/users/login)".into(),
+            });
+        };
         if matches!(status, StatusCode::FORBIDDEN | StatusCode::UNAUTHORIZED) {
             warn!(server, user = %creds.username, "nacos login refused");
             return Err(NacosError::Auth {

@@ -15,6 +15,10 @@
 //! | `nacos.subscribe.legacy-name` | false | also subscribe `providers[:interface][:version][:group]` |
 //! | `register-consumer-url` | false | register consumer URLs too (Dubbo only registers providers) |
 //! | `enable-empty-protection` | false | never publish `empty://` for providers |
+//! | `nacos.transport` | `grpc` | `grpc` (Nacos 2.x/3.x, pushes) or `http` (the v1 open API, Nacos 1.x) |
+//! | `nacos.grpc-port-offset` | 1000 | gRPC port = server port + this |
+//! | `nacos.query-interval` | off | gRPC only: also query every subscribed service this often (ms), for changes sooner than the server's ~500 ms push merge |
+//! | `application` | `dubbo-registry` | the `AppName` label of the gRPC connection |
 
 use std::fmt;
 use std::sync::Arc;
@@ -63,6 +67,18 @@ impl fmt::Display for Secret {
     }
 }
 
+/// How the backend talks to Nacos.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// Nacos 2.x/3.x gRPC (port + `nacos.grpc-port-offset`): pushes, connection-bound instances.
+    Grpc,
+    /// The v1 HTTP open API (Nacos 1.x, and 2.x/3.0/3.1 servers that keep it): polling and beats.
+    Http,
+}
+
+/// Default gRPC port offset (Nacos' `SDK_GRPC_PORT_DEFAULT_OFFSET`).
+pub const DEFAULT_GRPC_PORT_OFFSET: i32 = 1000;
+
 /// Open-API credentials.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credentials {
@@ -99,6 +115,14 @@ pub struct NacosConfig {
     pub register_consumer_url: bool,
     /// Hold back `empty://` for providers.
     pub empty_protection: bool,
+    /// gRPC (default) or v1 HTTP.
+    pub transport: Transport,
+    /// gRPC port = server port + this.
+    pub grpc_port_offset: i32,
+    /// gRPC: also query every subscribed service this often (off by default).
+    pub query_interval: Option<Duration>,
+    /// The `AppName` label of gRPC connections.
+    pub app_name: String,
 }
 
 fn millis(url: &Url, key: &str, default: Duration) -> Result<Duration, NacosError> {
@@ -178,6 +202,37 @@ impl NacosConfig {
             subscribe_legacy_name: url.param_bool("nacos.subscribe.legacy-name", false),
             register_consumer_url: url.param_bool("register-consumer-url", false),
             empty_protection: url.param_bool("enable-empty-protection", false),
+            transport: match url.param("nacos.transport").map(str::trim) {
+                None | Some("") => Transport::Grpc,
+                Some(t) if t.eq_ignore_ascii_case("grpc") => Transport::Grpc,
+                Some(t) if t.eq_ignore_ascii_case("http") => Transport::Http,
+                Some(t) => {
+                    return Err(NacosError::InvalidConfig(format!(
+                        "nacos.transport={t:?}: use grpc or http"
+                    )))
+                }
+            },
+            grpc_port_offset: match url.param("nacos.grpc-port-offset").map(str::trim) {
+                None | Some("") => DEFAULT_GRPC_PORT_OFFSET,
+                Some(v) => v
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|o| (-65535..=65535).contains(o))
+                    .ok_or_else(|| {
+                        NacosError::InvalidConfig(format!(
+                            "nacos.grpc-port-offset={v:?} is not a port offset"
+                        ))
+                    })?,
+            },
+            query_interval: match url.param("nacos.query-interval").filter(|v| !v.is_empty()) {
+                Some(_) => Some(millis(url, "nacos.query-interval", DEFAULT_POLL_INTERVAL)?),
+                None => None,
+            },
+            app_name: url
+                .param("application")
+                .filter(|v| !v.is_empty())
+                .unwrap_or("dubbo-registry")
+                .to_owned(),
         })
     }
 }
@@ -209,5 +264,16 @@ mod tests {
         assert_eq!(c.namespace, DEFAULT_NAMESPACE);
         let bad = Url::parse("nacos://127.0.0.1:8848?nacos.poll-interval=abc").unwrap();
         assert!(NacosConfig::from_url(&bad).is_err());
+        assert_eq!(c_transport("").0, Transport::Grpc);
+        assert_eq!(c_transport("&nacos.transport=HTTP").0, Transport::Http);
+        assert_eq!(c_transport("&nacos.grpc-port-offset=1001").1, 1001);
+        let bad = Url::parse("nacos://127.0.0.1:8848?nacos.transport=udp").unwrap();
+        assert!(NacosConfig::from_url(&bad).is_err());
+    }
+
+    fn c_transport(extra: &str) -> (Transport, i32) {
+        let u = Url::parse(&format!("nacos://127.0.0.1:8848?a=b{extra}")).unwrap();
+        let c = NacosConfig::from_url(&u).unwrap();
+        (c.transport, c.grpc_port_offset)
     }
 }

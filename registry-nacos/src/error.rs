@@ -76,6 +76,20 @@ pub enum NacosError {
         /// The parse error.
         reason: String,
     },
+    /// A gRPC reply carried an error (`ErrorResponse` or `resultCode != 200`); `code` is the
+    /// Nacos errorCode (300 server starting, 301 connection unregistered, 302 unsupported
+    /// request, 400 invalid parameter, 403 no right, 500 server error, 503 over threshold).
+    #[error("nacos {op} refused by {server}: code {code}: {message}")]
+    Grpc {
+        /// `host:port` (main port).
+        server: String,
+        /// The operation.
+        op: &'static str,
+        /// The Nacos errorCode.
+        code: i32,
+        /// The server's message (truncated), with a hint for known limits.
+        message: String,
+    },
     /// The registry has been destroyed.
     #[error("nacos registry destroyed")]
     Destroyed,
@@ -86,13 +100,42 @@ impl NacosError {
     /// garbage replies (a server restarting or a proxy in trouble). Configuration, name and
     /// authentication errors are not retryable.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
+        match self {
             NacosError::Connect { .. }
-                | NacosError::Timeout { .. }
-                | NacosError::Server { .. }
-                | NacosError::Malformed { .. }
-        )
+            | NacosError::Timeout { .. }
+            | NacosError::Server { .. }
+            | NacosError::Malformed { .. } => true,
+            NacosError::Grpc { code, .. } => matches!(code, 300 | 301 | 500 | 502 | 503),
+            _ => false,
+        }
+    }
+
+    /// True when the gRPC connection must be replaced (the server forgot it: errorCode 301,
+    /// or the transport failed).
+    pub fn needs_reconnect(&self) -> bool {
+        matches!(self, NacosError::Connect { .. })
+            || matches!(self, NacosError::Grpc { code: 301, .. })
+    }
+
+    /// A gRPC error reply, with a hint for the limits users hit.
+    pub(crate) fn grpc(server: &str, op: &'static str, code: i32, message: &str) -> Self {
+        let mut message = snippet(message);
+        if code == 400 && message.to_ascii_lowercase().contains("metadata") {
+            message.push_str(
+                " (Nacos 2.3+ limits instance metadata to 1024 characters in total: raise \
+                 nacos.naming.service.metadata.length on the server or register fewer parameters; \
+                 retrying)",
+            );
+        }
+        if code == 403 {
+            message.push_str(" (check username/password and namespace permissions)");
+        }
+        NacosError::Grpc {
+            server: server.to_owned(),
+            op,
+            code,
+            message,
+        }
     }
 
     /// True when another server of the list should be tried for this request.
@@ -125,6 +168,8 @@ impl From<NacosError> for registry_core::Error {
             | NacosError::Malformed { .. } => E::Unavailable(e.to_string()),
             NacosError::Timeout { .. } => E::Timeout(e.to_string()),
             NacosError::Auth { .. } | NacosError::Rejected { .. } => E::Refused(e.to_string()),
+            NacosError::Grpc { .. } if e.is_retryable() => E::Unavailable(e.to_string()),
+            NacosError::Grpc { .. } => E::Refused(e.to_string()),
             NacosError::Destroyed => E::Destroyed,
         }
     }

@@ -29,7 +29,6 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
-use crate::client::NacosClient;
 use crate::config::NacosConfig;
 use crate::convert::is_match_provider;
 use crate::error::NacosError;
@@ -37,9 +36,7 @@ use crate::name::{
     is_conform_rules, legacy_subscribe_name, to_nacos_name, NacosServiceName, NAME_SEPARATOR,
 };
 use crate::source::{ChangeSource, ServiceSnapshot};
-
-/// `service/list` page size (Dubbo's ops lookup uses 100).
-const PAGE_SIZE: usize = 100;
+use crate::transport::Naming;
 
 /// Which names a subscription covers.
 #[derive(Debug, Clone)]
@@ -80,13 +77,13 @@ impl NamePlan {
     /// The names to watch now (scanning `service/list` when needed).
     pub(crate) async fn resolve(
         &self,
-        client: &NacosClient,
+        naming: &Naming,
         consumer: &Url,
     ) -> Result<Vec<String>, NacosError> {
         match self {
             NamePlan::Fixed(names) => Ok(names.clone()),
             NamePlan::Pattern(pattern) => {
-                let all = client.list_services(PAGE_SIZE).await?;
+                let all = naming.list_services().await?;
                 Ok(all
                     .into_iter()
                     .filter(|n| is_conform_rules(n))
@@ -94,7 +91,7 @@ impl NamePlan {
                     .collect())
             }
             NamePlan::Admin => {
-                let all = client.list_services(PAGE_SIZE).await?;
+                let all = naming.list_services().await?;
                 Ok(all
                     .into_iter()
                     .filter(|n| admin_accepts(consumer, n))
@@ -153,7 +150,7 @@ impl Drop for Watched {
 
 /// The state of one subscription.
 pub(crate) struct SubscriptionTask {
-    pub(crate) client: Arc<NacosClient>,
+    pub(crate) naming: Arc<Naming>,
     pub(crate) source: Arc<dyn ChangeSource>,
     pub(crate) publisher: Publisher,
     pub(crate) plan: NamePlan,
@@ -169,7 +166,7 @@ impl SubscriptionTask {
     /// background task until the subscription is dropped or the registry destroyed.
     pub(crate) async fn start(self) -> Result<(), NacosError> {
         let consumer = self.publisher.consumer().clone();
-        let names = self.plan.resolve(&self.client, &consumer).await?;
+        let names = self.plan.resolve(&self.naming, &consumer).await?;
         let wake = Arc::new(Notify::new());
         let mut watched = Vec::with_capacity(names.len());
         for n in names {
@@ -226,7 +223,7 @@ impl SubscriptionTask {
             tokio::select! {
                 _ = wake.notified() => {}
                 _ = scan.tick(), if self.plan.rescans() => {
-                    match self.plan.resolve(&self.client, &consumer).await {
+                    match self.plan.resolve(&self.naming, &consumer).await {
                         Ok(names) => self.rewatch(&mut watched, names, &wake),
                         Err(e) => warn!(consumer = %consumer, error = %e, "nacos service-name scan failed; keeping the current names"),
                     }

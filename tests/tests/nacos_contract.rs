@@ -24,13 +24,13 @@ fn caps() -> Capabilities {
     }
 }
 
-async fn case(case: Case) {
+async fn case(case: Case, transport: &str) {
     let Some(addr) = tests::nacos_addr(case.name()) else {
         return;
     };
     let ns = tests::unique("nacos-contract");
     let url = Url::parse(&format!(
-        "nacos://{addr}?namespace={ns}&nacos.poll-interval=200&nacos.scan-interval=300"
+        "nacos://{addr}?namespace={ns}&nacos.poll-interval=200&nacos.scan-interval=300{transport}"
     ))
     .unwrap();
     let make = || {
@@ -42,12 +42,26 @@ async fn case(case: Case) {
 
 macro_rules! cases {
     ($($name:ident => $case:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $name() {
-                case(Case::$case).await;
-            }
-        )*
+        /// Over gRPC (the default transport).
+        mod grpc {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    case(Case::$case, "&nacos.transport=grpc").await;
+                }
+            )*
+        }
+        /// Over the v1 HTTP transport.
+        mod http {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    case(Case::$case, "&nacos.transport=http").await;
+                }
+            )*
+        }
     };
 }
 

@@ -110,7 +110,11 @@ impl Fake {
             *self.last_beat.lock().unwrap() = req.to_owned();
             return (200, r#"{"code":20404,"clientBeatInterval":100}"#.into());
         }
-        if line.contains("/nacos/v1/auth/login") {
+        if line.contains("/nacos/v3/auth/") {
+            // A 2.x server: no v3 API.
+            return (404, "no such api".into());
+        }
+        if line.contains("/nacos/v1/auth/users/login") || line.contains("/nacos/v1/auth/login") {
             self.logins.fetch_add(1, Ordering::SeqCst);
             let t = self.valid.load(Ordering::SeqCst);
             return (
@@ -168,7 +172,7 @@ fn consumer() -> Url {
 async fn broken_replies_keep_the_last_good_list_and_recover() {
     let fake = Fake::start(false, 0).await;
     let url = Url::parse(&format!(
-        "nacos://{}?nacos.poll-interval=50&file-cache=false&nacos.request-timeout=1000",
+        "nacos://{}?nacos.transport=http&nacos.poll-interval=50&file-cache=false&nacos.request-timeout=1000",
         fake.addr
     ))
     .unwrap();
@@ -197,7 +201,7 @@ async fn broken_replies_keep_the_last_good_list_and_recover() {
 async fn backoff_slows_polling_of_a_failing_server() {
     let fake = Fake::start(false, 0).await;
     let url = Url::parse(&format!(
-        "nacos://{}?nacos.poll-interval=50&file-cache=false",
+        "nacos://{}?nacos.transport=http&nacos.poll-interval=50&file-cache=false",
         fake.addr
     ))
     .unwrap();
@@ -221,7 +225,7 @@ async fn tokens_are_renewed_on_403_and_before_the_ttl_ends() {
     // TTL 2 s: the client refreshes after 90 % of it; then the server revokes the token.
     let fake = Fake::start(true, 2).await;
     let url = Url::parse(&format!(
-        "nacos://{}?username=nacos&password=s3cr3t-pw&nacos.poll-interval=100&file-cache=false",
+        "nacos://{}?nacos.transport=http&username=nacos&password=s3cr3t-pw&nacos.poll-interval=100&file-cache=false",
         fake.addr
     ))
     .unwrap();
@@ -252,8 +256,10 @@ async fn tokens_are_renewed_on_403_and_before_the_ttl_ends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_name_the_problem_without_secrets() {
     // Nothing listens on port 9: connection refused, retryable, no password in the message.
-    let url =
-        Url::parse("nacos://user:pw-9x7@127.0.0.1:9?check=true&nacos.request-timeout=500").unwrap();
+    let url = Url::parse(
+        "nacos://user:pw-9x7@127.0.0.1:9?check=true&nacos.transport=http&nacos.request-timeout=500",
+    )
+    .unwrap();
     let b = NacosBackend::new(&url).unwrap();
     let e = b.do_lookup(&consumer()).await.unwrap_err();
     assert!(e.is_retryable(), "{e}");
@@ -265,7 +271,11 @@ async fn errors_name_the_problem_without_secrets() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_instance_beat_registers_again_at_the_server_interval() {
     let fake = Fake::start(false, 0).await;
-    let url = Url::parse(&format!("nacos://{}?file-cache=false", fake.addr)).unwrap();
+    let url = Url::parse(&format!(
+        "nacos://{}?nacos.transport=http&file-cache=false",
+        fake.addr
+    ))
+    .unwrap();
     let b = NacosBackend::new(&url).unwrap();
     let p =
         Url::parse("dubbo://10.0.0.7:20880/S?interface=S&side=provider&application=app").unwrap();

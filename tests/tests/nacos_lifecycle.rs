@@ -60,7 +60,7 @@ async fn auth_on_needs_and_uses_credentials() {
             ""
         };
         let url = Url::parse(&format!(
-            "nacos://{creds}{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false{params}"
+            "nacos://{creds}{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false&nacos.transport=http{params}"
         ))
         .unwrap();
         let r = nacos_registry(&url).unwrap();
@@ -85,7 +85,7 @@ async fn auth_on_needs_and_uses_credentials() {
 
     // Wrong password: a clear, non-retryable refusal without the password in it.
     let bad = Url::parse(&format!(
-        "nacos://nacos:wrong-pw-77@{addr}?namespace={ns}&file-cache=false"
+        "nacos://nacos:wrong-pw-77@{addr}?namespace={ns}&file-cache=false&nacos.transport=http"
     ))
     .unwrap();
     let b = NacosBackend::new(&bad).unwrap();
@@ -108,7 +108,7 @@ async fn beats_keep_an_instance_alive_and_it_expires_when_they_stop() {
     };
     let ns = tests::unique("nacos-beats");
     let s = iface("Beats");
-    let base = format!("nacos://{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false");
+    let base = format!("nacos://{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false&nacos.transport=http");
     // The server drops an instance ~5-7 s after its last beat; beat every 500 ms.
     let provider =
         NacosBackend::new(&Url::parse(&format!("{base}&nacos.beat-interval=500")).unwrap())
@@ -188,7 +188,7 @@ async fn server_restart_providers_come_back_and_consumers_converge() {
     let ns = tests::unique("nacos-restart");
     let s = iface("Restart");
     let base = format!(
-        "nacos://{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false&nacos.request-timeout=1000"
+        "nacos://{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false&nacos.request-timeout=1000&nacos.transport=http"
     );
     // check=false: a registration that fails during the outage is retried in the background.
     let provider = nacos_registry(

@@ -1,0 +1,600 @@
+//! Nacos naming over gRPC (fact sheet §2.3, §2.4, §3.2): [`GrpcNaming`] registers and
+//! deregisters instances, lists service names, queries a service, and is the push-fed
+//! [`ChangeSource`] of the subscriptions.
+//!
+//! - **Registrations** are cached before the first request and redone (batched per service)
+//!   after every reconnect. One instance of a service on the connection is an
+//!   `InstanceRequest`; two or more are one `BatchInstanceRequest` with the full set (a Java
+//!   server keeps one publisher per connection and service, as Dubbo 3.3 batches).
+//!   Deregistering one of several sends `deregisterInstance` for it, then the remaining set
+//!   (Java removes everything the connection published on deregister; rnacos batches are
+//!   additive).
+//! - **Subscriptions**: one `SubscribeServiceRequest` per service name however many consumers
+//!   watch it, seeded from its reply (rnacos sends no first push); every
+//!   `NotifySubscriberRequest` and every re-subscribe reply is a full snapshot applied through
+//!   the shared [`InstanceCache`] (identical snapshots publish nothing). When the last watcher
+//!   goes, `subscribe=false` is sent. On disconnect nothing is cleared: the lists stay as they
+//!   were until the server says otherwise.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use registry_core::Url;
+use rustc_hash::FxHashMap;
+use tokio::sync::watch;
+use tracing::{debug, warn};
+
+use super::link::Link;
+use super::session::{expect_type, Command, GrpcStats, Session, Shared};
+use super::wire::{
+    self, BatchInstanceRequest, Instance, InstanceRequest, NamingBase, QueryRequest,
+    ServiceInfoHead, ServiceListRequest, ServiceListResponse, SubscribeRequest, WithServiceInfo,
+};
+use crate::client::{InstanceSpec, NacosClient, DEFAULT_CLUSTER};
+use crate::config::NacosConfig;
+use crate::convert::InstanceCache;
+use crate::error::NacosError;
+use crate::source::{ChangeSource, ServiceSnapshot};
+
+/// Page size of `ServiceListRequest` scans.
+const LIST_PAGE: u32 = 500;
+
+#[derive(Debug)]
+struct Registration {
+    instances: Vec<InstanceSpec>,
+    /// Generation of the link it was last sent on successfully (0: pending).
+    done: u64,
+}
+
+#[derive(Debug)]
+struct Subscribed {
+    tx: Arc<watch::Sender<ServiceSnapshot>>,
+    cache: InstanceCache,
+    /// Generation of the link it is subscribed on (0: pending).
+    done: u64,
+}
+
+/// Naming state of a session (owned by [`Shared`]).
+#[derive(Debug, Default)]
+pub(crate) struct NamingState {
+    regs: Mutex<FxHashMap<String, Registration>>,
+    /// Serialises registration sends so two full sets of one service never cross.
+    reg_lock: tokio::sync::Mutex<()>,
+    subs: Mutex<FxHashMap<String, Subscribed>>,
+}
+
+fn instance<'a>(i: &'a InstanceSpec) -> Instance<'a> {
+    Instance {
+        ip: &i.ip,
+        port: i.port,
+        weight: 1.0,
+        healthy: true,
+        enabled: true,
+        ephemeral: true,
+        cluster_name: DEFAULT_CLUSTER,
+        metadata: &i.metadata,
+    }
+}
+
+impl NamingState {
+    /// Sends the registration set of `service` (one instance, or a batch).
+    async fn send_set(
+        shared: &Shared,
+        link: &Link,
+        service: &str,
+        set: &[InstanceSpec],
+    ) -> Result<(), NacosError> {
+        let cfg = &shared.cfg;
+        let base = NamingBase::new(&cfg.namespace, service, &cfg.group);
+        match set {
+            [] => Ok(()),
+            [one] => {
+                let body = InstanceRequest {
+                    base,
+                    op: "registerInstance",
+                    instance: instance(one),
+                };
+                shared
+                    .request_on(link, "register", "InstanceRequest", &body)
+                    .await
+                    .map(drop)
+            }
+            many => {
+                let body = BatchInstanceRequest {
+                    base,
+                    op: "batchRegisterInstance",
+                    instances: many.iter().map(instance).collect(),
+                };
+                shared
+                    .request_on(link, "batch register", "BatchInstanceRequest", &body)
+                    .await
+                    .map(drop)
+            }
+        }
+    }
+
+    /// Registrations and subscriptions not done on `link` yet: send them.
+    pub(crate) async fn redo(&self, shared: &Shared, link: &Link) {
+        let g = link.generation;
+        {
+            let _order = self.reg_lock.lock().await;
+            let pending: Vec<(String, Vec<InstanceSpec>)> = self
+                .regs
+                .lock()
+                .iter()
+                .filter(|(_, r)| r.done != g)
+                .map(|(s, r)| (s.clone(), r.instances.clone()))
+                .collect();
+            for (service, set) in pending {
+                match Self::send_set(shared, link, &service, &set).await {
+                    Ok(()) => {
+                        if let Some(r) = self.regs.lock().get_mut(&service) {
+                            r.done = g;
+                        }
+                        debug!(service = %service, instances = set.len(), "nacos registration redone");
+                    }
+                    Err(e) => {
+                        warn!(service = %service, error = %e, "nacos re-registration failed; retrying in 3 s")
+                    }
+                }
+            }
+        }
+        let subs: Vec<String> = self
+            .subs
+            .lock()
+            .iter()
+            .filter(|(_, s)| s.done != g)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for s in subs {
+            self.subscribe_one(shared, link, &s).await;
+        }
+    }
+
+    /// Marks everything for redo (the server forgets a closed connection's state).
+    pub(crate) fn on_disconnect(&self) {
+        for r in self.regs.lock().values_mut() {
+            r.done = 0;
+        }
+        for s in self.subs.lock().values_mut() {
+            s.done = 0;
+        }
+    }
+
+    /// Subscribes `service` on `link` and applies the reply's snapshot.
+    pub(crate) async fn subscribe_one(&self, shared: &Shared, link: &Link, service: &str) {
+        if !self.subs.lock().contains_key(service) {
+            return;
+        }
+        let cfg = &shared.cfg;
+        let body = SubscribeRequest {
+            base: NamingBase::new(&cfg.namespace, service, &cfg.group),
+            subscribe: true,
+            clusters: "",
+        };
+        shared
+            .stats
+            .instance_requests
+            .fetch_add(1, Ordering::Relaxed);
+        let r = shared
+            .request_on(link, "subscribe", "SubscribeServiceRequest", &body)
+            .await
+            .and_then(|r| expect_type(&link.server, "subscribe", r, "SubscribeServiceResponse"));
+        match r.and_then(|r| self.apply_reply(&link.server, "subscribe", service, &r.json)) {
+            Ok(()) => {
+                if let Some(s) = self.subs.lock().get_mut(service) {
+                    s.done = link.generation;
+                }
+            }
+            Err(e) => {
+                warn!(service = %service, error = %e, "nacos subscribe failed; keeping the last list and retrying in 3 s");
+                self.set_error(service, e);
+            }
+        }
+    }
+
+    /// Opt-in periodic `ServiceQueryRequest` of every subscribed service.
+    pub(crate) async fn query_all(&self, shared: &Shared, link: &Link) {
+        let names: Vec<String> = self.subs.lock().keys().cloned().collect();
+        for service in names {
+            match query_raw(shared, Some(link), &service).await {
+                Ok(json) => {
+                    if let Err(e) = self.apply_reply(&link.server, "query", &service, &json) {
+                        debug!(service = %service, error = %e, "nacos service query unusable");
+                    }
+                }
+                Err(e) => debug!(service = %service, error = %e, "nacos service query failed"),
+            }
+        }
+    }
+
+    /// Drops services nobody watches any more and unsubscribes them.
+    pub(crate) async fn sweep(&self, shared: &Shared, link: &Link) {
+        let gone: Vec<(String, bool)> = {
+            let mut subs = self.subs.lock();
+            let names: Vec<String> = subs
+                .iter()
+                .filter(|(_, s)| s.tx.receiver_count() == 0)
+                .map(|(k, _)| k.clone())
+                .collect();
+            names
+                .into_iter()
+                .filter_map(|n| subs.remove(&n).map(|s| (n, s.done == link.generation)))
+                .collect()
+        };
+        for (service, subscribed) in gone {
+            if !subscribed {
+                continue;
+            }
+            let cfg = &shared.cfg;
+            let body = SubscribeRequest {
+                base: NamingBase::new(&cfg.namespace, &service, &cfg.group),
+                subscribe: false,
+                clusters: "",
+            };
+            if let Err(e) = shared
+                .request_on(link, "unsubscribe", "SubscribeServiceRequest", &body)
+                .await
+            {
+                debug!(service = %service, error = %e, "nacos unsubscribe failed");
+            }
+        }
+    }
+
+    /// A `NotifySubscriberRequest`: applies its snapshot to the service it names.
+    pub(crate) fn on_push(&self, group: &str, json: &[u8]) {
+        let parsed = std::str::from_utf8(json)
+            .map_err(|e| e.to_string())
+            .and_then(|s| {
+                serde_json::from_str::<WithServiceInfo<'_>>(s).map_err(|e| e.to_string())
+            });
+        let info = match parsed {
+            Ok(WithServiceInfo {
+                service_info: Some(i),
+                ..
+            }) => i,
+            Ok(_) => {
+                warn!("nacos push without serviceInfo; ignored");
+                return;
+            }
+            Err(e) => {
+                warn!(error = %e, "nacos push is not valid JSON; ignored (lists kept)");
+                return;
+            }
+        };
+        let head: ServiceInfoHead<'_> = serde_json::from_str(info.get()).unwrap_or_default();
+        let Some(name) = head.name.as_deref() else {
+            warn!("nacos push without a service name; ignored");
+            return;
+        };
+        let (prefix, name) = wire::split_grouped(name);
+        let push_group = head.group_name.as_deref().or(prefix);
+        if push_group.is_some_and(|g| g != group) {
+            debug!(group = ?push_group, service = %name, "nacos push for another group; ignored");
+            return;
+        }
+        if let Err(e) = self.apply_info(name, info.get()) {
+            warn!(service = %name, error = %e, "nacos push has an unusable instance list; ignored (list kept)");
+        }
+    }
+
+    /// Applies the `serviceInfo` of a reply to `service`.
+    fn apply_reply(
+        &self,
+        server: &str,
+        op: &'static str,
+        service: &str,
+        json: &[u8],
+    ) -> Result<(), NacosError> {
+        let malformed = |reason: String| NacosError::Malformed {
+            server: server.to_owned(),
+            op,
+            reason,
+        };
+        let text = std::str::from_utf8(json).map_err(|e| malformed(e.to_string()))?;
+        let r: WithServiceInfo<'_> =
+            serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
+        let info = r
+            .service_info
+            .ok_or_else(|| malformed("no serviceInfo".into()))?;
+        self.apply_info(service, info.get())
+            .map_err(|e| malformed(e.to_string()))
+    }
+
+    fn apply_info(&self, service: &str, info: &str) -> Result<(), serde_json::Error> {
+        let mut subs = self.subs.lock();
+        let Some(s) = subs.get_mut(service) else {
+            return Ok(());
+        };
+        let changed = s.cache.apply(service, info)?;
+        let urls = s.cache.urls().cloned();
+        s.tx.send_if_modified(|snap| {
+            let had_error = snap.error.take().is_some();
+            if changed || snap.urls.is_none() {
+                snap.urls = urls;
+                true
+            } else {
+                had_error
+            }
+        });
+        Ok(())
+    }
+
+    fn set_error(&self, service: &str, e: NacosError) {
+        if let Some(s) = self.subs.lock().get(service) {
+            s.tx.send_if_modified(|snap| {
+                let changed = snap.error.as_ref() != Some(&e);
+                snap.error = Some(e);
+                changed
+            });
+        }
+    }
+}
+
+/// A `ServiceQueryRequest`: the raw reply JSON.
+async fn query_raw(
+    shared: &Shared,
+    link: Option<&Link>,
+    service: &str,
+) -> Result<Vec<u8>, NacosError> {
+    let cfg = &shared.cfg;
+    let body = QueryRequest {
+        base: NamingBase::new(&cfg.namespace, service, &cfg.group),
+        cluster: "",
+        healthy_only: false,
+        udp_port: 0,
+    };
+    shared
+        .stats
+        .instance_requests
+        .fetch_add(1, Ordering::Relaxed);
+    let r = match link {
+        Some(l) => {
+            let r = shared
+                .request_on(l, "query", "ServiceQueryRequest", &body)
+                .await?;
+            expect_type(&l.server, "query", r, "QueryServiceResponse")?
+        }
+        None => {
+            shared
+                .request_expect(
+                    "query",
+                    "ServiceQueryRequest",
+                    &body,
+                    "QueryServiceResponse",
+                )
+                .await?
+        }
+    };
+    Ok(r.json)
+}
+
+/// Naming over one gRPC connection (see the module docs).
+#[derive(Debug)]
+pub struct GrpcNaming {
+    session: Session,
+}
+
+impl GrpcNaming {
+    /// Starts the session (connecting in the background).
+    pub fn start(cfg: &NacosConfig, http: Arc<NacosClient>) -> Self {
+        GrpcNaming {
+            session: Session::start(cfg, http, "naming"),
+        }
+    }
+
+    fn shared(&self) -> &Arc<Shared> {
+        &self.session.shared
+    }
+
+    /// True while connected.
+    pub fn is_connected(&self) -> bool {
+        self.shared().is_connected()
+    }
+
+    /// Request counters.
+    pub fn stats(&self) -> &GrpcStats {
+        &self.shared().stats
+    }
+
+    /// Registers `inst` (cached first, so a failure is redone after the next reconnect and
+    /// retried by failback).
+    pub async fn register(&self, inst: &InstanceSpec) -> Result<(), NacosError> {
+        let sh = self.shared();
+        let _order = sh.naming.reg_lock.lock().await;
+        let set = {
+            let mut regs = sh.naming.regs.lock();
+            let r = regs
+                .entry(inst.service.clone())
+                .or_insert_with(|| Registration {
+                    instances: Vec::new(),
+                    done: 0,
+                });
+            r.instances
+                .retain(|i| !(i.ip == inst.ip && i.port == inst.port));
+            r.instances.push(inst.clone());
+            r.done = 0;
+            r.instances.clone()
+        };
+        let link = sh.current_link("register").await?;
+        NamingState::send_set(sh, &link, &inst.service, &set).await?;
+        if let Some(r) = sh.naming.regs.lock().get_mut(&inst.service) {
+            if sh.is_current(&link) {
+                r.done = link.generation;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deregisters `inst` (then re-sends the remaining instances of its service, if any).
+    pub async fn deregister(&self, inst: &InstanceSpec) -> Result<(), NacosError> {
+        let sh = self.shared();
+        let _order = sh.naming.reg_lock.lock().await;
+        let remaining = {
+            let mut regs = sh.naming.regs.lock();
+            let rest = regs.get_mut(&inst.service).map(|r| {
+                r.instances
+                    .retain(|i| !(i.ip == inst.ip && i.port == inst.port));
+                r.instances.clone()
+            });
+            if rest.as_ref().is_some_and(Vec::is_empty) {
+                regs.remove(&inst.service);
+            }
+            rest.unwrap_or_default()
+        };
+        let cfg = &sh.cfg;
+        let body = InstanceRequest {
+            base: NamingBase::new(&cfg.namespace, &inst.service, &cfg.group),
+            op: "deregisterInstance",
+            instance: instance(inst),
+        };
+        let link = sh.current_link("deregister").await?;
+        sh.request_on(&link, "deregister", "InstanceRequest", &body)
+            .await?;
+        NamingState::send_set(sh, &link, &inst.service, &remaining).await
+    }
+
+    /// Deregisters everything (best effort), then closes the connection (which removes
+    /// whatever is left on the server).
+    pub async fn shutdown(&self) {
+        self.deregister_all().await;
+        self.shared().cancel.cancel();
+    }
+
+    /// Deregisters everything (best effort; closing the connection removes it anyway).
+    pub async fn deregister_all(&self) {
+        let all: Vec<InstanceSpec> = self
+            .shared()
+            .naming
+            .regs
+            .lock()
+            .values()
+            .flat_map(|r| r.instances.clone())
+            .collect();
+        for inst in all {
+            if let Err(e) = self.deregister(&inst).await {
+                debug!(service = %inst.service, error = %e, "nacos deregistration on destroy failed; closing the connection removes it");
+            }
+        }
+    }
+
+    /// Every service name of the group (`ServiceListRequest`, paged).
+    pub async fn list_services(&self) -> Result<Vec<String>, NacosError> {
+        let sh = self.shared();
+        let cfg = &sh.cfg;
+        let mut out = Vec::new();
+        for page in 1u32.. {
+            let body = ServiceListRequest {
+                base: NamingBase::new(&cfg.namespace, "", &cfg.group),
+                page_no: page,
+                page_size: LIST_PAGE,
+                selector: "",
+            };
+            let r = sh
+                .request_expect(
+                    "service list",
+                    "ServiceListRequest",
+                    &body,
+                    "ServiceListResponse",
+                )
+                .await?;
+            let list: ServiceListResponse =
+                serde_json::from_slice(&r.json).map_err(|e| NacosError::Malformed {
+                    server: cfg.servers.join(","),
+                    op: "service list",
+                    reason: e.to_string(),
+                })?;
+            let got = list.service_names.len();
+            out.extend(list.service_names);
+            if got == 0 || out.len() >= list.count || got < LIST_PAGE as usize {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One `ServiceList` request for one name: checks that the server answers and accepts
+    /// the credentials and namespace.
+    pub async fn probe(&self) -> Result<(), NacosError> {
+        let cfg = &self.shared().cfg;
+        let body = ServiceListRequest {
+            base: NamingBase::new(&cfg.namespace, "", &cfg.group),
+            page_no: 1,
+            page_size: 1,
+            selector: "",
+        };
+        self.shared()
+            .request_expect(
+                "service list",
+                "ServiceListRequest",
+                &body,
+                "ServiceListResponse",
+            )
+            .await
+            .map(drop)
+    }
+
+    /// The enabled instances of `service` as provider URLs (`ServiceQueryRequest`).
+    pub async fn query(&self, service: &str) -> Result<Option<Arc<[Url]>>, NacosError> {
+        let json = query_raw(self.shared(), None, service).await?;
+        let text = std::str::from_utf8(&json).map_err(|e| self.malformed(e.to_string()))?;
+        let r: WithServiceInfo<'_> =
+            serde_json::from_str(text).map_err(|e| self.malformed(e.to_string()))?;
+        let Some(info) = r.service_info else {
+            return Err(self.malformed("no serviceInfo".into()));
+        };
+        let mut cache = InstanceCache::new();
+        cache
+            .apply(service, info.get())
+            .map_err(|e| self.malformed(e.to_string()))?;
+        Ok(cache.urls().cloned())
+    }
+
+    fn malformed(&self, reason: String) -> NacosError {
+        NacosError::Malformed {
+            server: self.shared().cfg.servers.join(","),
+            op: "query",
+            reason,
+        }
+    }
+
+    /// The [`ChangeSource`] of this connection's subscriptions.
+    pub fn source(&self) -> Arc<dyn ChangeSource> {
+        Arc::new(GrpcSource {
+            shared: self.shared().clone(),
+        })
+    }
+
+    /// Number of services subscribed on the connection.
+    pub fn subscribed_services(&self) -> usize {
+        self.shared().naming.subs.lock().len()
+    }
+}
+
+/// The push-fed [`ChangeSource`].
+#[derive(Debug)]
+struct GrpcSource {
+    shared: Arc<Shared>,
+}
+
+impl ChangeSource for GrpcSource {
+    fn watch(&self, service: &str) -> watch::Receiver<ServiceSnapshot> {
+        let mut subs = self.shared.naming.subs.lock();
+        if let Some(s) = subs.get(service) {
+            return s.tx.subscribe();
+        }
+        let (tx, rx) = watch::channel(ServiceSnapshot::default());
+        subs.insert(
+            service.to_owned(),
+            Subscribed {
+                tx: Arc::new(tx),
+                cache: InstanceCache::new(),
+                done: 0,
+            },
+        );
+        drop(subs);
+        self.shared.command(Command::Subscribe(service.to_owned()));
+        rx
+    }
+}

@@ -1,0 +1,8 @@
+//! The Nacos registry suite (`nacos_suite/registry.rs`) over the gRPC transport (the default).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+/// Registry-URL suffix choosing the transport.
+const TRANSPORT: &str = "&nacos.transport=grpc";
+
+#[path = "nacos_suite/registry.rs"]
+mod suite;
