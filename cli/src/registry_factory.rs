@@ -26,8 +26,12 @@ REGISTRY URLS:
       namespace=ID               Nacos namespace (default public)
       group=DEFAULT_GROUP        Nacos group of the service names
       username=..&password=..    open-API credentials (or user:pass@)
-      nacos.poll-interval=MS     instance-list polling period (default 1000)
-      nacos.scan-interval=MS     re-scan period of wildcard subscriptions (default 30000)
+      nacos.transport=grpc|http  gRPC (Nacos 2.x/3.x, default) or the v1 HTTP API (Nacos 1.x)
+      nacos.grpc-port-offset=N   gRPC port = port + N (default 1000)
+      nacos.poll-interval=MS     HTTP transport: instance-list polling period (default 1000)
+      nacos.query-interval=MS    gRPC: also query subscribed services this often (default off)
+      nacos.scan-interval=MS     re-scan period of wildcard subscriptions (CLI default 1000;
+                                 library default 30000)
 
 SERVICE is an interface name (then --group/--version default to * = all; check=true, so a
 failing subscribe is an error) or a full
@@ -53,11 +57,17 @@ pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dy
                 registry_core::memory::connect(&url).map_err(|e| anyhow!("cannot open {url}: {e}"))
             }
             Some("nacos") => {
-                let url = if url.has_param("nacos.request-timeout") {
+                let mut url = if url.has_param("nacos.request-timeout") {
                     url.clone()
                 } else {
                     url.with_param("nacos.request-timeout", &timeout.as_millis().to_string())
                 };
+                // A bare interface name is widened to version/group `*`, a service-list scan:
+                // re-scan every second (one small request) so a new service shows up within
+                // ~1 s, instead of the 30 s library default (Java's rule for consumers).
+                if !url.has_param("nacos.scan-interval") {
+                    url = url.with_param("nacos.scan-interval", "1000");
+                }
                 let r = registry_nacos::nacos_registry(&url)
                     .map_err(|e| anyhow!("invalid nacos registry URL {url}: {e}"))?;
                 // One request now, so a wrong address or password fails here, clearly.

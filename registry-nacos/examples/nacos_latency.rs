@@ -1,16 +1,53 @@
 //! Measures, against a running Nacos server, (1) register/unregister → consumer-visible
-//! latency through the polling source and (2) the request rate the poller puts on the server
-//! per subscribed service. Prints one JSON object.
+//! latency (gRPC pushes, gRPC pushes + periodic query, or HTTP polling) and (2) the requests
+//! the consumer sends while idle with `--services` subscribed services, plus the CPU time and
+//! memory those subscriptions cost. Prints one JSON object.
 //!
 //! ```text
 //! cargo run --release -p registry-nacos --example nacos_latency -- \
-//!     [--addr 127.0.0.1:8848] [--changes 200] [--poll-interval 1000] [--services 5] [--idle-secs 10]
+//!     [--addr 127.0.0.1:8848] [--transport grpc|http] [--changes 200] [--poll-interval 1000] \
+//!     [--query-interval MS] [--services 5] [--idle-secs 10]
 //! ```
 
 use std::time::{Duration, Instant};
 
 use registry_core::{Registry, RegistryBackend, Url};
-use registry_nacos::{nacos_registry, NacosBackend};
+use registry_nacos::{nacos_registry, NacosBackend, Naming};
+
+/// (user+system CPU seconds, resident set size in KiB) of this process.
+fn usage() -> (f64, u64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, r)| r.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let cpu = (ticks(11) + ticks(12)) / 100.0;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let rss = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    (cpu, rss)
+}
+
+fn requests(r: &registry_nacos::NacosRegistry) -> (u64, u64) {
+    match &**r.backend().naming() {
+        Naming::Grpc(g) => {
+            let s = g.stats();
+            (
+                s.requests.load(std::sync::atomic::Ordering::Relaxed),
+                s.instance_requests.load(std::sync::atomic::Ordering::Relaxed),
+            )
+        }
+        Naming::Http(_) => {
+            let n = r.backend().client().request_count();
+            (n, n)
+        }
+    }
+}
 
 fn arg(name: &str, default: &str) -> String {
     let args: Vec<String> = std::env::args().collect();
@@ -35,11 +72,17 @@ async fn main() -> anyhow::Result<()> {
     let poll: u64 = arg("--poll-interval", "1000").parse()?;
     let services: usize = arg("--services", "5").parse()?;
     let idle: u64 = arg("--idle-secs", "10").parse()?;
+    let transport = arg("--transport", "grpc");
+    let query = arg("--query-interval", "");
     let ns = format!("bench-{}-{}", std::process::id(), fastrand::u32(..));
-    let base = format!("nacos://{addr}?namespace={ns}&file-cache=false");
+    let base = format!("nacos://{addr}?namespace={ns}&file-cache=false&nacos.transport={transport}");
 
     let provider = NacosBackend::new(&Url::parse(&base)?)?;
-    let consumer = nacos_registry(&Url::parse(&format!("{base}&nacos.poll-interval={poll}"))?)?;
+    let mut curl = format!("{base}&nacos.poll-interval={poll}");
+    if !query.is_empty() {
+        curl.push_str(&format!("&nacos.query-interval={query}"));
+    }
+    let consumer = nacos_registry(&Url::parse(&curl)?)?;
     let iface = "org.bench.Latency";
     let p = Url::parse(&format!(
         "dubbo://127.0.0.1:30001/{iface}?interface={iface}&side=provider&application=bench"
@@ -81,6 +124,8 @@ async fn main() -> anyhow::Result<()> {
     // (2) Request rate while idle: `services` subscribed services (plus a second subscriber of
     // the first one, which shares its poller).
     drop(sub);
+    let (cpu0, rss0) = usage();
+    let started = Instant::now();
     let mut subs = Vec::new();
     for k in 0..services {
         let s = format!("org.bench.Idle{k}");
@@ -92,11 +137,17 @@ async fn main() -> anyhow::Result<()> {
             subs.push(consumer.subscribe(&cu).await?);
         }
     }
+    let subscribe_secs = started.elapsed().as_secs_f64();
+    let (cpu1, rss1) = usage();
     tokio::time::sleep(Duration::from_millis(poll * 2)).await;
-    let client = consumer.backend().client().clone();
-    let (r0, t0) = (client.request_count(), Instant::now());
+    let (r0, i0) = requests(&consumer);
+    let (cpu2, _) = usage();
+    let t0 = Instant::now();
     tokio::time::sleep(Duration::from_secs(idle)).await;
-    let reqs = client.request_count() - r0;
+    let (r1, i1) = requests(&consumer);
+    let (cpu3, rss3) = usage();
+    let reqs = r1 - r0;
+    let instance_reqs = i1 - i0;
     let secs = t0.elapsed().as_secs_f64();
     drop(subs);
     consumer.destroy().await;
@@ -104,6 +155,8 @@ async fn main() -> anyhow::Result<()> {
 
     let out = serde_json::json!({
         "server": addr,
+        "transport": transport,
+        "query_interval_ms": query,
         "poll_interval_ms": poll,
         "changes": lat.len(),
         "latency_ms": {
@@ -115,7 +168,18 @@ async fn main() -> anyhow::Result<()> {
             "subscriptions": services + 1,
             "seconds": secs,
             "requests": reqs,
+            "instance_list_requests": instance_reqs,
             "requests_per_second_per_service": reqs as f64 / secs / services.max(1) as f64,
+            "cpu_seconds_idle": cpu3 - cpu2,
+        },
+        "subscribe_cost": {
+            "services": services,
+            "seconds": subscribe_secs,
+            "cpu_seconds": cpu1 - cpu0,
+            "rss_kib_before": rss0,
+            "rss_kib_after": rss3,
+            "rss_kib_delta": rss3.saturating_sub(rss0),
+            "rss_kib_after_subscribe": rss1,
         },
     });
     println!("{}", serde_json::to_string_pretty(&out)?);

@@ -1,0 +1,409 @@
+//! Connection-bound life over gRPC on real rnacos servers: auth with good and bad
+//! credentials (`DUBBO_TEST_NACOS_AUTH`), a killed registering process, a connection cut
+//! through a proxy, a server restart with wiped state (a private server on port 8870, or
+//! `DUBBO_TEST_NACOS_GRPC_RESTART_PORT`, via `$DUBBO_TEST_SCRIPTS/nacos-server.sh`), an idle
+//! connection that sends only keepalives, and a server whose HTTP port is not reachable.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use registry_core::{Registry, Url};
+use registry_nacos::{nacos_registry, Naming};
+use tests::contract::{consumer_url, provider_url, Watch};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+const T: Duration = Duration::from_secs(20);
+
+fn set(items: &[&str]) -> std::collections::BTreeSet<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn iface(tag: &str) -> String {
+    tests::unique(&format!("org.nacos.grpc.{tag}")).replace('-', "_")
+}
+
+fn registry(url: &str) -> registry_nacos::NacosRegistry {
+    nacos_registry(&Url::parse(url).unwrap()).unwrap()
+}
+
+/// The child side of `a_killed_process_loses_its_instances_within_seconds`: registers and
+/// waits to be killed. Run only by that test (`--ignored --exact`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "child process of a_killed_process_loses_its_instances_within_seconds"]
+async fn child_registers_and_waits_to_be_killed() {
+    let (Ok(url), Ok(s)) = (
+        std::env::var("NACOS_CHILD_REGISTRY"),
+        std::env::var("NACOS_CHILD_IFACE"),
+    ) else {
+        panic!("run only as a child process");
+    };
+    let r = registry(&url);
+    r.register(&provider_url(&s, 20401, "")).await.unwrap();
+    println!("child registered");
+    tokio::time::sleep(Duration::from_secs(120)).await;
+}
+
+/// Kills the child on drop.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_process_loses_its_instances_within_seconds() {
+    let Some(addr) = tests::nacos_addr("a_killed_process_loses_its_instances_within_seconds")
+    else {
+        return;
+    };
+    let ns = tests::unique("grpc-kill");
+    let s = iface("Kill");
+    let url = format!("nacos://{addr}?namespace={ns}&file-cache=false");
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "child_registers_and_waits_to_be_killed",
+            "--nocapture",
+        ])
+        .env("NACOS_CHILD_REGISTRY", &url)
+        .env("NACOS_CHILD_IFACE", &s)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Child(child);
+    let consumer = registry(&url);
+    let mut w = Watch::new(
+        consumer
+            .subscribe(&consumer_url(&s, "providers", ""))
+            .await
+            .unwrap(),
+    );
+    w.until("the child's provider", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20401"])
+    })
+    .await;
+    child.0.kill().unwrap(); // SIGKILL: no deregistration, the TCP connection just dies
+    let killed = std::time::Instant::now();
+    w.until("the instance is gone", T, |w| {
+        w.is_empty_marker("providers")
+    })
+    .await;
+    let gone = killed.elapsed();
+    assert!(gone < Duration::from_secs(5), "took {gone:?}");
+    consumer.destroy().await;
+}
+
+/// A TCP proxy whose connections can be cut.
+struct Proxy {
+    port: u16,
+    conns: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    accept: JoinHandle<()>,
+}
+
+impl Proxy {
+    async fn start(target: String) -> Proxy {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let conns: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let c = conns.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut a, _)) = l.accept().await {
+                let target = target.clone();
+                let h = tokio::spawn(async move {
+                    if let Ok(mut b) = TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut a, &mut b).await;
+                    }
+                });
+                c.lock().unwrap().push(h);
+            }
+        });
+        Proxy {
+            port,
+            conns,
+            accept,
+        }
+    }
+
+    /// Drops every open connection (the listener keeps accepting).
+    fn cut(&self) {
+        for h in self.conns.lock().unwrap().drain(..) {
+            h.abort();
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.cut();
+    }
+}
+
+fn grpc_port(addr: &str) -> u16 {
+    addr.rsplit_once(':').unwrap().1.parse::<u16>().unwrap() + 1000
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_cut_through_a_proxy_reconnects_and_redoes() {
+    let Some(addr) = tests::nacos_addr("a_connection_cut_through_a_proxy_reconnects_and_redoes")
+    else {
+        return;
+    };
+    let ns = tests::unique("grpc-proxy");
+    let s = iface("Proxy");
+    let proxy = Proxy::start(format!("127.0.0.1:{}", grpc_port(&addr))).await;
+    // Through the proxy: gRPC on the proxy's port (offset 0; the HTTP port is never used).
+    let via = format!(
+        "nacos://127.0.0.1:{}?namespace={ns}&file-cache=false&nacos.grpc-port-offset=0&nacos.request-timeout=1000",
+        proxy.port
+    );
+    let direct = format!("nacos://{addr}?namespace={ns}&file-cache=false");
+    let provider = registry(&via);
+    provider
+        .register(&provider_url(&s, 20411, ""))
+        .await
+        .unwrap();
+    let watcher = registry(&via);
+    let mut w = Watch::new(
+        watcher
+            .subscribe(&consumer_url(&s, "providers", ""))
+            .await
+            .unwrap(),
+    );
+    w.until("provider through the proxy", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20411"])
+    })
+    .await;
+    let other = registry(&direct);
+    proxy.cut();
+    // Both proxied registries reconnect: the registration is redone (the server dropped it
+    // with the connection) and the subscription is redone (a change after the cut arrives).
+    other.register(&provider_url(&s, 20412, "")).await.unwrap();
+    w.until("both providers after the cut", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20411", "127.0.0.1:20412"])
+    })
+    .await;
+    let Naming::Grpc(g) = &**provider.backend().naming() else {
+        panic!("grpc expected");
+    };
+    assert!(
+        g.stats()
+            .connections
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 2
+    );
+    provider.destroy().await;
+    w.until("empty after the provider leaves", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20412"])
+    })
+    .await;
+    other.destroy().await;
+    watcher.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_keepalives_while_idle_and_the_http_port_is_not_needed() {
+    let Some(addr) =
+        tests::nacos_addr("only_keepalives_while_idle_and_the_http_port_is_not_needed")
+    else {
+        return;
+    };
+    let ns = tests::unique("grpc-idle");
+    let s = iface("Idle");
+    // A closed HTTP port (1) with the offset that points at the real gRPC port.
+    let offset = i32::from(grpc_port(&addr)) - 1;
+    let url = format!(
+        "nacos://127.0.0.1:1?namespace={ns}&file-cache=false&nacos.grpc-port-offset={offset}"
+    );
+    let r = registry(&url);
+    r.backend().probe().await.unwrap();
+    r.register(&provider_url(&s, 20421, "")).await.unwrap();
+    let mut w = Watch::new(
+        r.subscribe(&consumer_url(&s, "providers", ""))
+            .await
+            .unwrap(),
+    );
+    w.until("own provider", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20421"])
+    })
+    .await;
+    assert_eq!(
+        r.lookup(&consumer_url(&s, "providers", ""))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let Naming::Grpc(g) = &**r.backend().naming() else {
+        panic!("grpc expected");
+    };
+    let stats = g.stats();
+    let before = stats
+        .instance_requests
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let hc = stats
+        .health_checks
+        .load(std::sync::atomic::Ordering::Relaxed);
+    tests::eventually("a keepalive after 5 s idle", T, || async {
+        (stats
+            .health_checks
+            .load(std::sync::atomic::Ordering::Relaxed)
+            > hc)
+            .then_some(())
+    })
+    .await;
+    assert_eq!(
+        stats
+            .instance_requests
+            .load(std::sync::atomic::Ordering::Relaxed),
+        before,
+        "no instance-list request while idle"
+    );
+    r.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_over_grpc_with_good_and_bad_credentials() {
+    let Some(addr) = tests::server_addr(
+        "DUBBO_TEST_NACOS_AUTH",
+        "auth_over_grpc_with_good_and_bad_credentials",
+    ) else {
+        return;
+    };
+    let ns = tests::unique("grpc-auth");
+    let s = iface("Auth");
+    let good = registry(&format!(
+        "nacos://nacos:nacos@{addr}?namespace={ns}&file-cache=false"
+    ));
+    good.backend().probe().await.unwrap();
+    good.register(&provider_url(&s, 20431, "")).await.unwrap();
+    let mut w = Watch::new(
+        good.subscribe(&consumer_url(&s, "providers", ""))
+            .await
+            .unwrap(),
+    );
+    w.until("provider with a token", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20431"])
+    })
+    .await;
+    let bad = registry(&format!(
+        "nacos://nacos:wrong-pw-4411@{addr}?namespace={ns}&file-cache=false"
+    ));
+    let e = bad.backend().probe().await.unwrap_err().to_string();
+    assert!(e.contains("403") || e.contains("refused"), "{e}");
+    assert!(!e.contains("wrong-pw-4411"), "{e}");
+    assert!(!format!("{bad:?}").contains("wrong-pw-4411"));
+    let none = registry(&format!("nacos://{addr}?namespace={ns}&file-cache=false"));
+    let e = none.backend().probe().await.unwrap_err().to_string();
+    assert!(e.contains("403"), "{e}");
+    good.destroy().await;
+    bad.destroy().await;
+    none.destroy().await;
+}
+
+/// Stops the private server when the test ends (also on panic).
+struct PrivateServer {
+    scripts: String,
+    port: u16,
+}
+
+impl PrivateServer {
+    fn run(&self, cmd: &str, fresh: bool) {
+        let st = std::process::Command::new("bash")
+            .arg(format!("{}/nacos-server.sh", self.scripts))
+            .arg(cmd)
+            .arg(self.port.to_string())
+            .env("NACOS_FRESH", if fresh { "1" } else { "0" })
+            .status()
+            .expect("run nacos-server.sh");
+        assert!(st.success(), "nacos-server.sh {cmd} {} failed", self.port);
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("bash")
+            .arg(format!("{}/nacos-server.sh", self.scripts))
+            .arg("stop")
+            .arg(self.port.to_string())
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_with_wiped_state_redoes_registrations_and_subscriptions() {
+    let Some(scripts) = tests::server_addr(
+        "DUBBO_TEST_SCRIPTS",
+        "a_restart_with_wiped_state_redoes_registrations_and_subscriptions",
+    ) else {
+        return;
+    };
+    let port: u16 = std::env::var("DUBBO_TEST_NACOS_GRPC_RESTART_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(8870);
+    let server = PrivateServer { scripts, port };
+    tokio::task::block_in_place(|| server.run("start", true));
+    let ns = tests::unique("grpc-restart");
+    let s = iface("Restart");
+    let url = format!(
+        "nacos://127.0.0.1:{port}?namespace={ns}&file-cache=false&nacos.request-timeout=1000&check=false"
+    );
+    let provider = registry(&url);
+    provider
+        .register(&provider_url(&s, 20441, ""))
+        .await
+        .unwrap();
+    provider
+        .register(&provider_url(&s, 20442, ""))
+        .await
+        .unwrap();
+    let consumer = registry(&url);
+    let mut w = Watch::new(
+        consumer
+            .subscribe(&consumer_url(&s, "providers", ""))
+            .await
+            .unwrap(),
+    );
+    let both = set(&["127.0.0.1:20441", "127.0.0.1:20442"]);
+    w.until("two providers (one batch)", T, |w| {
+        w.addresses("providers") == both
+    })
+    .await;
+    tokio::task::block_in_place(|| server.run("stop", false));
+    tests::eventually("the outage is noticed", T, || async {
+        (!consumer.is_available()).then_some(())
+    })
+    .await;
+    assert_eq!(
+        w.addresses("providers"),
+        both,
+        "never blanked during the outage"
+    );
+    tokio::task::block_in_place(|| server.run("start", true)); // wiped state
+    tests::eventually("reconnected", Duration::from_secs(60), || async {
+        consumer.is_available().then_some(())
+    })
+    .await;
+    // Redone registration and subscription: a new provider after the restart is seen too.
+    provider
+        .register(&provider_url(&s, 20443, ""))
+        .await
+        .unwrap();
+    w.until("three providers after the restart", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20441", "127.0.0.1:20442", "127.0.0.1:20443"])
+    })
+    .await;
+    provider.destroy().await;
+    w.until("empty after the provider leaves", T, |w| {
+        w.is_empty_marker("providers")
+    })
+    .await;
+    consumer.destroy().await;
+}
