@@ -1,34 +1,70 @@
 //! # registry-nacos
 //!
-//! The Nacos backend of the subscription engine, over the Nacos **v1 HTTP open API**
-//! (`reqwest`): it sits at the start of the flow,
+//! The Nacos backend of the subscription engine. It sits at the start of the flow,
 //!
 //! ```text
-//! Nacos (instance/list, service/list, instance, instance/beat, auth/login)
-//!   --> NacosBackend --> FailbackRegistry (registry-core) --> Subscription stream
+//! Nacos 2.x/3.x gRPC (default)            Nacos v1 HTTP (nacos.transport=http)
+//!   Instance/BatchInstance, Subscribe,      instance, instance/beat, instance/list,
+//!   NotifySubscriber pushes, ServiceList,   service/list, auth/login
+//!   ServiceQuery, HealthCheck
+//!          \                                 /
+//!           --> Naming (transport seam) + ChangeSource --> NacosBackend
+//!   --> FailbackRegistry (registry-core) --> Subscription stream
 //!   --> invoker::RegistryDirectory --> cluster --> load balance --> invoker
 //! ```
 //!
 //! and makes a Rust consumer see in Nacos exactly what a Dubbo 3.3 Java consumer sees (fact
-//! sheet §6), while what it registers is found by Java consumers:
+//! sheet §6), while what it registers is found by Java consumers. Everything above the
+//! transport is shared by both transports:
 //!
 //! - **names** ([`name`]): `category:interface:version:group`, `$` → `___`, the
 //!   `nacos.register-compatible` and `nacos.subscribe.legacy-name` opt-ins, and
 //!   [`NacosServiceName`] with Dubbo's `isCompatible` (quirks included);
 //! - **register**: an ephemeral instance (ip/port from the URL, metadata = URL params +
-//!   category, protocol, path) kept alive by heartbeats ([`heartbeat`]) that re-create it after a
-//!   server restart;
+//!   category, protocol, path);
 //! - **subscribe** ([`subscribe`]): the enabled instances of every matched name (health
 //!   ignored), as provider URLs filtered by Dubbo's `isMatch`, `empty://` when none; wildcard
-//!   and range subscriptions scan `service/list` and re-scan periodically;
-//! - **changes** come from a [`ChangeSource`]; today [`PollingSource`] polls `instance/list`
-//!   (`nacos.poll-interval`, default 1 s) and a notification is published at once, only when
-//!   the list really changed;
-//! - **auth** ([`NacosClient`]): `username`/`password` → access token, refreshed
-//!   before its TTL ends and renewed on 403; secrets never reach logs, errors or `Debug`;
-//! - **namespaces**: `namespaceId` on every call; **failover** across `host:port` + `backup`;
-//! - **errors** ([`NacosError`]): 5xx, timeouts, refused connections and garbage JSON keep the
-//!   last good list and are retried with backoff.
+//!   and range subscriptions scan the service list and re-scan every `nacos.scan-interval`;
+//! - **changes** come from a [`ChangeSource`] and a notification is published at once, only
+//!   when the list really changed;
+//! - **auth**: `username`/`password` → access token over HTTP (`/nacos/v3/auth/user/login`,
+//!   falling back to `/nacos/v1/auth/users/login`), refreshed before its TTL ends and renewed on
+//!   403; secrets never reach logs, errors or `Debug`;
+//! - **errors** ([`NacosError`]): garbage, refused and failed requests keep the last good list
+//!   and are retried.
+//!
+//! ## gRPC (default, [`grpc`])
+//!
+//! One connection per registry (server list + namespace), to port + `nacos.grpc-port-offset`
+//! (1000), owned by one task: ServerCheck, bi-stream with ConnectionSetup (never blocking on the
+//! stream's response headers), SetupAck or HealthCheck probing, HealthCheck after 5 s idle,
+//! ClientDetection / ConnectReset answered, reconnect with backoff across `backup` servers,
+//! 64 MiB decoding limit. Instances live as long as the connection (a killed process's
+//! instances vanish at once); after every reconnect registrations (batched per service, as Dubbo
+//! 3.3 does) and subscriptions are redone and the fresh snapshots published; a list is never
+//! blanked during an outage. Pushes and subscribe replies are full snapshots applied in
+//! arrival order by that one task; every push is acked with its requestId. No polling unless
+//! `nacos.query-interval` asks for it. The same machinery carries the config centre
+//! ([`NacosConfigCenter`]).
+//!
+//! ## v1 HTTP (`nacos.transport=http`)
+//!
+//! `reqwest` requests failing over across the servers, heartbeats per instance
+//! ([`heartbeat`]), [`PollingSource`] polling `instance/list` every `nacos.poll-interval`.
+//!
+//! ## Which transport for which server
+//!
+//! | server | gRPC (default) | v1 HTTP (`nacos.transport=http`) |
+//! |---|---|---|
+//! | Nacos 1.x | no gRPC port: use HTTP | works |
+//! | Nacos 2.x | works (2.0–2.2 without SetupAck: HealthCheck probing) | works |
+//! | Nacos 3.0 / 3.1 | works | naming works; admin v1 calls answer 410 (not used) |
+//! | Nacos 3.2+ | works | v1 removed (404) unless the legacy-adapter jar is installed |
+//! | Nacos 3.3 (client auth on by default) | works with `user:pass@` | only with the adapter, and credentials |
+//! | rnacos 0.8 (tests) | works (no SetupAck, no fuzzy watch) | works |
+//!
+//! Only rnacos is tested here (plus nacos-sdk-python as a peer); the Java rows follow the
+//! protocol fact sheet (`nacos-grpc.md`) and are not measured.
 //!
 //! Registry URL: `nacos://[user:pass@]host:port[?backup=..&namespace=..&group=DEFAULT_GROUP]`,
 //! all parameters in [`config`].

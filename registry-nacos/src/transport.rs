@@ -1,6 +1,6 @@
 //! The transport seam of the backend: [`Naming`] is either the Nacos 2.x/3.x **gRPC**
 //! connection ([`GrpcNaming`], the default) or the **v1 HTTP** open API ([`NacosClient`] with
-//! heartbeats and a polling [`ChangeSource`], `nacos.transport=http`). Names, metadata,
+//! heartbeats and a polling [`ChangeSource`](crate::ChangeSource), `nacos.transport=http`). Names, metadata,
 //! conversion and the subscription logic above it are the same for both.
 
 use std::sync::Arc;
