@@ -21,7 +21,12 @@ fn usage() -> (f64, u64) {
         .rsplit_once(')')
         .map(|(_, r)| r.split_whitespace().collect())
         .unwrap_or_default();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     let cpu = (ticks(11) + ticks(12)) / 100.0;
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let rss = status
@@ -39,7 +44,8 @@ fn requests(r: &registry_nacos::NacosRegistry) -> (u64, u64) {
             let s = g.stats();
             (
                 s.requests.load(std::sync::atomic::Ordering::Relaxed),
-                s.instance_requests.load(std::sync::atomic::Ordering::Relaxed),
+                s.instance_requests
+                    .load(std::sync::atomic::Ordering::Relaxed),
             )
         }
         Naming::Http(_) => {
@@ -75,7 +81,8 @@ async fn main() -> anyhow::Result<()> {
     let transport = arg("--transport", "grpc");
     let query = arg("--query-interval", "");
     let ns = format!("bench-{}-{}", std::process::id(), fastrand::u32(..));
-    let base = format!("nacos://{addr}?namespace={ns}&file-cache=false&nacos.transport={transport}");
+    let base =
+        format!("nacos://{addr}?namespace={ns}&file-cache=false&nacos.transport={transport}");
 
     let provider = NacosBackend::new(&Url::parse(&base)?)?;
     let mut curl = format!("{base}&nacos.poll-interval={poll}");

@@ -60,7 +60,7 @@ impl NacosBackend {
         match cfg.transport {
             Transport::Grpc => {
                 let client = Arc::new(NacosClient::new(&cfg)?);
-                let naming = Naming::new(&cfg, &client);
+                let naming = Naming::new(&cfg, &client)?;
                 let source = match &naming {
                     Naming::Grpc(g) => g.source(),
                     Naming::Http(_) => Arc::new(PollingSource::new(
@@ -99,7 +99,7 @@ impl NacosBackend {
         let client = Arc::new(NacosClient::new(&cfg)?);
         let cancel = CancellationToken::new();
         let source = make(&client, &cfg, &cancel);
-        let naming = Naming::new(&cfg, &client);
+        let naming = Naming::new(&cfg, &client)?;
         Ok(Self::assemble(url, cfg, client, naming, source, cancel))
     }
 

@@ -37,7 +37,7 @@ impl NacosConfigCenter {
     pub async fn connect(url: &Url) -> Result<Self, NacosError> {
         let cfg = NacosConfig::from_url(url)?;
         let http = std::sync::Arc::new(NacosClient::new(&cfg)?);
-        let inner = GrpcConfig::start(&cfg, http);
+        let inner = GrpcConfig::start(&cfg, http)?;
         inner.wait_connected().await?;
         Ok(NacosConfigCenter { inner })
     }

@@ -52,11 +52,11 @@ const HTTP_PAGE_SIZE: usize = 100;
 
 impl Naming {
     /// The naming side for `cfg.transport`.
-    pub(crate) fn new(cfg: &NacosConfig, client: &Arc<NacosClient>) -> Self {
-        match cfg.transport {
-            crate::config::Transport::Grpc => Naming::Grpc(GrpcNaming::start(cfg, client.clone())),
+    pub(crate) fn new(cfg: &NacosConfig, client: &Arc<NacosClient>) -> Result<Self, NacosError> {
+        Ok(match cfg.transport {
+            crate::config::Transport::Grpc => Naming::Grpc(GrpcNaming::start(cfg, client.clone())?),
             crate::config::Transport::Http => Naming::Http(HttpNaming::new(client.clone(), cfg)),
-        }
+        })
     }
 
     /// True when the server was reachable recently (gRPC: connected).

@@ -407,3 +407,36 @@ async fn a_restart_with_wiped_state_redoes_registrations_and_subscriptions() {
     .await;
     consumer.destroy().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_widened_watch_sees_a_brand_new_service_quickly() {
+    let Some(addr) = tests::nacos_addr("a_widened_watch_sees_a_brand_new_service_quickly") else {
+        return;
+    };
+    let ns = tests::unique("grpc-widen");
+    let s = iface("Widen");
+    // What the CLI does for a bare interface name: version/group `*`, re-scan every second.
+    let url = format!("nacos://{addr}?namespace={ns}&file-cache=false&nacos.scan-interval=1000");
+    let watcher = registry(&url);
+    let mut w = Watch::new(
+        watcher
+            .subscribe(&consumer_url(&s, "providers", "version=*&group=*"))
+            .await
+            .unwrap(),
+    );
+    w.until("empty at first", T, |w| w.is_empty_marker("providers"))
+        .await;
+    let provider = registry(&url);
+    let t0 = std::time::Instant::now();
+    provider
+        .register(&provider_url(&s, 20451, "version=7.0&group=late"))
+        .await
+        .unwrap();
+    w.until("the new service", Duration::from_secs(5), |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20451"])
+    })
+    .await;
+    eprintln!("new service seen after {:?}", t0.elapsed());
+    provider.destroy().await;
+    watcher.destroy().await;
+}

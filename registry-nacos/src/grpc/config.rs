@@ -333,10 +333,10 @@ impl GrpcConfig {
     pub(crate) fn start(
         cfg: &crate::config::NacosConfig,
         http: Arc<crate::client::NacosClient>,
-    ) -> Self {
-        GrpcConfig {
-            session: Session::start(cfg, http, "config"),
-        }
+    ) -> Result<Self, NacosError> {
+        Ok(GrpcConfig {
+            session: Session::start(cfg, http, "config")?,
+        })
     }
 
     fn shared(&self) -> &Arc<Shared> {

@@ -377,11 +377,11 @@ pub struct GrpcNaming {
 }
 
 impl GrpcNaming {
-    /// Starts the session (connecting in the background).
-    pub fn start(cfg: &NacosConfig, http: Arc<NacosClient>) -> Self {
-        GrpcNaming {
-            session: Session::start(cfg, http, "naming"),
-        }
+    /// Starts the session (connecting in the background); fails outside a tokio runtime.
+    pub fn start(cfg: &NacosConfig, http: Arc<NacosClient>) -> Result<Self, NacosError> {
+        Ok(GrpcNaming {
+            session: Session::start(cfg, http, "naming")?,
+        })
     }
 
     fn shared(&self) -> &Arc<Shared> {

@@ -90,7 +90,16 @@ impl Drop for Session {
 impl Session {
     /// Starts a session for `module` (`naming` or `config`); connecting happens in the
     /// background, requests wait for it up to the request timeout.
-    pub(crate) fn start(cfg: &NacosConfig, http: Arc<NacosClient>, module: &'static str) -> Self {
+    pub(crate) fn start(
+        cfg: &NacosConfig,
+        http: Arc<NacosClient>,
+        module: &'static str,
+    ) -> Result<Self, NacosError> {
+        let rt = tokio::runtime::Handle::try_current().map_err(|_| {
+            NacosError::InvalidConfig(
+                "the nacos gRPC transport must be created inside a tokio runtime".into(),
+            )
+        })?;
         let (cmd, cmd_rx) = mpsc::unbounded_channel();
         let settings = LinkSettings {
             grpc_port_offset: cfg.grpc_port_offset,
@@ -112,8 +121,8 @@ impl Session {
             last_activity: Mutex::new(Instant::now()),
             last_error: Mutex::new(None),
         });
-        tokio::spawn(run(shared.clone(), cmd_rx));
-        Session { shared }
+        rt.spawn(run(shared.clone(), cmd_rx));
+        Ok(Session { shared })
     }
 }
 
