@@ -6,8 +6,14 @@
 //! ```text
 //! cargo run --release -p registry-nacos --example nacos_latency -- \
 //!     [--addr 127.0.0.1:8848] [--transport grpc|http] [--changes 200] [--poll-interval 1000] \
-//!     [--query-interval MS] [--services 5] [--idle-secs 10]
+//!     [--query-interval MS] [--services 5] [--idle-secs 10] [--python PATH/TO/venv/bin/python]
 //! ```
+//!
+//! With `--python` (a venv with PyPI `nacos-sdk-python` 3.2, see `scripts/peers/python-nacos.sh`)
+//! an independent push client subscribes to the same service in the same run and its
+//! register → seen latency is reported next to ours (`peer_register_latency_ms`). The
+//! registered port changes every round so the peer's callback fires for each registration
+//! (it drops empty pushes, so only registrations are compared).
 
 use std::time::{Duration, Instant};
 
@@ -63,6 +69,28 @@ fn arg(name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_owned())
 }
 
+/// The push-client peer: prints `{"t": wall-clock seconds, "ports": [...]}` per callback.
+const PEER: &str = r#"
+import asyncio, json, sys, time
+from v2.nacos import ClientConfigBuilder, NacosNamingService, SubscribeServiceParam
+async def main():
+    cfg = ClientConfigBuilder().server_address(sys.argv[1]).namespace_id(sys.argv[2]).log_level("ERROR").build()
+    naming = await NacosNamingService.create_naming_service(cfg)
+    async def cb(instances):
+        print(json.dumps({"t": time.time(), "ports": [h.port for h in instances]}), flush=True)
+    await naming.subscribe(SubscribeServiceParam(service_name=sys.argv[3], subscribe_callback=cb))
+    print(json.dumps({"ready": True}), flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+asyncio.run(main())
+"#;
+
+fn wall() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
 fn pct(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -91,9 +119,44 @@ async fn main() -> anyhow::Result<()> {
     }
     let consumer = nacos_registry(&Url::parse(&curl)?)?;
     let iface = "org.bench.Latency";
-    let p = Url::parse(&format!(
-        "dubbo://127.0.0.1:30001/{iface}?interface={iface}&side=provider&application=bench"
-    ))?;
+    let python = arg("--python", "");
+    let provider_at = |port: usize| {
+        Url::parse(&format!(
+            "dubbo://127.0.0.1:{port}/{iface}?interface={iface}&side=provider&application=bench"
+        ))
+    };
+    let peer = if python.is_empty() {
+        None
+    } else {
+        let script =
+            std::env::temp_dir().join(format!("nacos-latency-peer-{}.py", std::process::id()));
+        std::fs::write(&script, PEER)?;
+        let mut child = std::process::Command::new(&python)
+            .arg(&script)
+            .args([addr.as_str(), ns.as_str(), &format!("providers:{iface}::")])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()?;
+        let out = child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no peer stdout"))?;
+        let (tx, rx) = std::sync::mpsc::channel::<serde_json::Value>();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str(&l) {
+                    if tx.send(v).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        let ready = rx.recv_timeout(Duration::from_secs(30))?;
+        anyhow::ensure!(ready["ready"] == true, "peer not ready: {ready}");
+        Some((child, rx))
+    };
+    let mut peer_lat: Vec<f64> = Vec::new();
     let c = Url::parse(&format!(
         "consumer://127.0.0.1/{iface}?interface={iface}&category=providers&check=false"
     ))?;
@@ -110,7 +173,9 @@ async fn main() -> anyhow::Result<()> {
     for i in 0..changes {
         tokio::time::sleep(Duration::from_millis(fastrand::u64(0..poll.max(1)))).await;
         let registering = i % 2 == 0;
+        let p = provider_at(30001 + i / 2)?;
         let t0 = Instant::now();
+        let w0 = wall();
         if registering {
             provider.do_register(&p).await?;
         } else {
@@ -125,8 +190,25 @@ async fn main() -> anyhow::Result<()> {
             }
         }
         lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+        if let (true, Some((_, rx))) = (registering, &peer) {
+            let want = serde_json::json!(30001 + i / 2);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while let Ok(v) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                if v["ports"].as_array().is_some_and(|a| a.contains(&want)) {
+                    peer_lat.push((v["t"].as_f64().unwrap_or(w0) - w0) * 1000.0);
+                    break;
+                }
+            }
+        }
     }
+    let mut reg_lat: Vec<f64> = lat.iter().step_by(2).copied().collect();
     lat.sort_by(f64::total_cmp);
+    reg_lat.sort_by(f64::total_cmp);
+    peer_lat.sort_by(f64::total_cmp);
+    if let Some((mut child, _)) = peer {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 
     // (2) Request rate while idle: `services` subscribed services (plus a second subscriber of
     // the first one, which shares its poller).
@@ -169,6 +251,12 @@ async fn main() -> anyhow::Result<()> {
         "latency_ms": {
             "p50": pct(&lat, 0.50), "p90": pct(&lat, 0.90), "p99": pct(&lat, 0.99),
             "min": lat.first(), "max": lat.last(),
+        },
+        "register_latency_ms": {
+            "n": reg_lat.len(), "p50": pct(&reg_lat, 0.50), "p99": pct(&reg_lat, 0.99),
+        },
+        "peer_register_latency_ms": {
+            "n": peer_lat.len(), "p50": pct(&peer_lat, 0.50), "p99": pct(&peer_lat, 0.99),
         },
         "idle": {
             "subscribed_services": services,
