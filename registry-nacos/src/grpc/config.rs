@@ -312,6 +312,12 @@ impl ConfigState {
             return;
         }
         match query(shared, Some(link), &key).await {
+            Ok(None) => {
+                // Removed. rnacos forgets the listeners of a removed key: listen again, so a
+                // later publish is still notified.
+                self.store(&key, None);
+                self.listen_one(shared, link, &key).await;
+            }
             Ok(v) => self.store(&key, v),
             Err(e) => {
                 warn!(data_id = %key.data_id, error = %e, "nacos config re-read after a change failed; retrying");
