@@ -30,6 +30,8 @@ use crate::error::NacosError;
 
 /// Idle time after which a HealthCheckRequest is sent (the Java client's `connectionKeepAlive`).
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
+/// The owner task's timer period (keepalive and redo checks).
+const TICK: Duration = Duration::from_millis(500);
 /// How often pending redo work (failed registrations/subscriptions) is retried.
 const REDO_INTERVAL: Duration = Duration::from_secs(3);
 
@@ -328,7 +330,13 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::UnboundedReceiver<Command>) {
         }
         shared.naming.redo(&shared, &link).await;
         shared.config.redo(&shared, &link).await;
-        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        // 500 ms, or the query interval when that is shorter.
+        let period = shared
+            .cfg
+            .query_interval
+            .map_or(TICK, |q| q.min(TICK))
+            .max(Duration::from_millis(10));
+        let mut tick = tokio::time::interval(period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut last_redo = Instant::now();
         let mut last_query = Instant::now();
