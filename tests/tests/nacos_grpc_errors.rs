@@ -33,6 +33,8 @@ struct Script {
     subscribe_mode: AtomicU64,
     /// Ports of the hosts the service has.
     hosts: Mutex<Vec<u16>>,
+    /// Give every host ~1 KB of metadata (a Dubbo-sized instance).
+    pad: AtomicBool,
     registers: AtomicU64,
     subscribes: AtomicU64,
     connections: AtomicU64,
@@ -49,12 +51,18 @@ fn payload(ty: &str, body: &[u8]) -> Payload {
 }
 
 fn hosts_json(ports: &[u16]) -> Value {
+    hosts_json_padded(ports, false)
+}
+
+fn hosts_json_padded(ports: &[u16], pad: bool) -> Value {
+    let methods = if pad { "m".repeat(900) } else { "a".into() };
     Value::Array(
         ports
             .iter()
             .map(|p| {
                 json!({"ip":"10.9.0.1","port":p,"enabled":true,"healthy":true,"weight":1.0,
-                    "metadata":{"protocol":"dubbo","path":"S","interface":"S","side":"provider","category":"providers"}})
+                    "metadata":{"protocol":"dubbo","path":"S","interface":"S","side":"provider",
+                        "category":"providers","methods":methods}})
             })
             .collect(),
     )
@@ -62,7 +70,9 @@ fn hosts_json(ports: &[u16]) -> Value {
 
 impl Script {
     fn service_info(&self) -> Value {
-        json!({"name":"providers:S::","groupName":"DEFAULT_GROUP","hosts":hosts_json(&self.hosts.lock().unwrap())})
+        let pad = self.pad.load(Ordering::SeqCst);
+        json!({"name":"providers:S::","groupName":"DEFAULT_GROUP",
+            "hosts":hosts_json_padded(&self.hosts.lock().unwrap(), pad)})
     }
 
     fn unary(&self, req: &Payload) -> Payload {
@@ -416,5 +426,20 @@ async fn a_server_that_never_finishes_setup_is_a_clear_error() {
         "{msg}"
     );
     assert!(!r.is_available());
+    r.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_10k_instance_service_with_dubbo_sized_metadata_decodes() {
+    let fake = Fake::start().await;
+    fake.script.pad.store(true, Ordering::SeqCst);
+    *fake.script.hosts.lock().unwrap() = (20000..30000).collect();
+    let r = nacos_registry(&fake.url("&nacos.request-timeout=10000")).unwrap();
+    let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
+    // ~10 MB of JSON: more than tonic's default 4 MiB decoding limit.
+    w.until("10,000 providers", Duration::from_secs(60), |w| {
+        w.addresses("providers").len() == 10_000
+    })
+    .await;
     r.destroy().await;
 }
