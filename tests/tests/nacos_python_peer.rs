@@ -17,7 +17,7 @@ use registry_nacos::{nacos_registry, NacosConfigCenter};
 use serde_json::Value;
 use tests::contract::{consumer_url, provider_url, Watch};
 
-const T: Duration = Duration::from_secs(30);
+const T: Duration = Duration::from_secs(60);
 
 /// The driver: `python driver.py SERVER NAMESPACE MODE ARGS...`, one JSON line per event.
 const DRIVER: &str = r#"
