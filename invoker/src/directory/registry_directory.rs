@@ -25,11 +25,16 @@ use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
 use super::snapshot::{build, is_multi_group, BuildCtx, Phase, Snapshot};
 use super::table::{Applied, Ctx, ProviderTable};
 use super::Directory;
+use dynamic_config::DynamicConfigurators;
 use crate::filter::active_limit::CountingFactory;
 use crate::invoker_set::InvokerSet;
 use crate::router::mock::wants_mock;
-use crate::router::Router;
+use crate::router::{Router, RouterError, RuleKey};
 use crate::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
+
+mod dynamic_config;
+
+pub use dynamic_config::ConfiguratorScope;
 
 /// Categories `notify` accepts (`RegistryDirectory#isValidCategory`).
 const VALID_CATEGORIES: [&str; 5] = [
@@ -59,6 +64,7 @@ pub struct RegistryDirectory {
     directory_url: ArcSwap<Url>,
     state: Mutex<State>,
     ready: watch::Sender<bool>,
+    provider_apps: watch::Sender<Vec<String>>,
     destroyed: AtomicBool,
     cancel: CancellationToken,
     registration: Mutex<Option<(Arc<dyn Registry>, Url)>>,
@@ -67,7 +73,10 @@ pub struct RegistryDirectory {
 #[derive(Debug, Default)]
 struct State {
     table: ProviderTable,
+    /// The configurators applied, in order: registry `configurators` category, then the
+    /// config centre's application-level and service-level rules (`dynamic`).
     configurators: Vec<Configurator>,
+    dynamic: DynamicConfigurators,
     router_urls: Vec<Url>,
     dynamic_routers: Vec<Arc<dyn Router>>,
     forbidden: bool,
@@ -109,6 +118,7 @@ impl RegistryDirectory {
             factory
         };
         let (ready, _) = watch::channel(false);
+        let (provider_apps, _) = watch::channel(Vec::new());
         let joiner = options
             .group_joiner
             .clone()
@@ -125,6 +135,7 @@ impl RegistryDirectory {
             snapshot: ArcSwap::from_pointee(Snapshot::empty(Phase::Waiting)),
             state: Mutex::new(State::default()),
             ready,
+            provider_apps,
             destroyed: AtomicBool::new(false),
             cancel: CancellationToken::new(),
             registration: Mutex::new(None),
@@ -210,6 +221,38 @@ impl RegistryDirectory {
     /// The consumer URL registered under `consumers`, if any.
     pub fn registered_consumer_url(&self) -> Option<Url> {
         self.registration.lock().as_ref().map(|(_, u)| u.clone())
+    }
+
+    /// Sets (`Some(raw YAML)`) or clears (`None`, the key was deleted) a routing rule from the
+    /// config centre (group [`crate::router::RULE_GROUP`], key [`RuleKey::config_key`]).
+    ///
+    /// An invalid rule logs a warning naming the key and keeps the previous rule, as Java
+    /// does; the error says why it was refused. A script rule is refused the same way.
+    /// The new rule applies to calls listed after this returns.
+    ///
+    /// Errors: the rule was refused ([`RouterError::is_bad_rule`], unsupported version or
+    /// script), or the directory is destroyed.
+    pub fn set_router_rule(&self, key: RuleKey, raw: Option<&str>) -> Result<(), RouterError> {
+        if self.destroyed.load(Ordering::Acquire) {
+            return Err(RouterError::Destroyed);
+        }
+        let _ = (key, raw);
+        Ok(())
+    }
+
+    /// The distinct provider applications of the current list, in list order (the provider
+    /// URL's `application`, else `remote.application`; empty ones skipped). The rules keyed by
+    /// a provider application (`<app>.tag-router`, `<app>.condition-router`) apply while that
+    /// application is the first one here, as in Java; the config-centre watcher follows the
+    /// keys of every application listed so that a change of the first one needs no re-read.
+    pub fn provider_applications(&self) -> Vec<String> {
+        self.provider_apps.borrow().clone()
+    }
+
+    /// A change notification for [`RegistryDirectory::provider_applications`]: the receiver
+    /// sees a new value whenever the set (or its order) changes.
+    pub fn watch_provider_applications(&self) -> watch::Receiver<Vec<String>> {
+        self.provider_apps.subscribe()
     }
 
     /// The router URLs last notified (kept even without a router factory).
@@ -309,7 +352,7 @@ impl RegistryDirectory {
         let mut st = self.state.lock();
         let mut cfg_changed = false;
         if let Some(cs) = to_configurators(&configurators, self.options.compat) {
-            st.configurators = cs;
+            st.set_registry_configurators(cs);
             cfg_changed = true;
         }
         let mut routers_changed = false;
@@ -373,7 +416,14 @@ impl RegistryDirectory {
                 changed: c,
                 retired: r,
                 ..
-            } = st.table.remerge(&ctx);
+            } = {
+                let local = self.consumer.host().unwrap_or("");
+                let touched = st.dynamic.take_touched();
+                st.table.remerge(&ctx, &|raw: &Url| {
+                    let (h, p) = (raw.host().unwrap_or(""), raw.port());
+                    touched.iter().any(|c| c.may_affect(h, p, local))
+                })
+            };
             changed |= c;
             retired.extend(r);
         }
@@ -404,6 +454,7 @@ impl RegistryDirectory {
     }
 
     fn publish(&self, st: &State) {
+        self.update_provider_apps(st);
         let dir_url = self.directory_url.load_full();
         let mut routers: Vec<Arc<dyn Router>> = self.options.routers.clone();
         routers.extend(st.dynamic_routers.iter().cloned());
@@ -425,6 +476,21 @@ impl RegistryDirectory {
             providers = st.table.len(),
             "directory snapshot published"
         );
+    }
+
+    fn update_provider_apps(&self, st: &State) {
+        let mut apps: Vec<String> = Vec::new();
+        for e in st.table.entries() {
+            if e.mock || e.invoker.is_none() {
+                continue;
+            }
+            let app = provider_application(&e.raw);
+            if !app.is_empty() && !apps.iter().any(|a| a == app) {
+                apps.push(app.to_owned());
+            }
+        }
+        self.provider_apps
+            .send_if_modified(|cur| if *cur == apps { false } else { *cur = apps; true });
     }
 
     fn mark_ready(&self) {
@@ -534,6 +600,15 @@ impl Directory for RegistryDirectory {
 
 fn valid_category(u: &Url) -> bool {
     u.protocol() == Some("route") || VALID_CATEGORIES.contains(&u.category_or("providers"))
+}
+
+/// The application of a provider URL (`getRemoteApplication`): `application`, else
+/// `remote.application`.
+pub(crate) fn provider_application(raw: &Url) -> &str {
+    raw.param("application")
+        .filter(|a| !a.is_empty())
+        .or_else(|| raw.param("remote.application"))
+        .unwrap_or("")
 }
 
 fn destroy_all(retired: Vec<SharedInvoker>) {
