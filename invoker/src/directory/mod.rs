@@ -37,6 +37,8 @@ use crate::invoker_set::InvokerSet;
 use crate::rpc::{Invocation, RpcError};
 
 pub mod bench_support;
+pub mod condition_match;
+pub mod config_parser;
 pub mod configurator;
 mod group_join;
 pub mod merge;
@@ -51,7 +53,7 @@ mod tests;
 
 pub use group_join::ClusterGroupJoiner;
 pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
-pub use registry_directory::{RegistryDirectory, SUBSCRIBE_CATEGORIES};
+pub use registry_directory::{ConfiguratorScope, RegistryDirectory, SUBSCRIBE_CATEGORIES};
 pub use snapshot::{group_invokers, is_multi_group};
 
 /// A source of invokers for one consumer reference.
