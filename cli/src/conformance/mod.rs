@@ -10,6 +10,7 @@ mod cluster;
 mod core;
 mod directory;
 mod loadbalance;
+mod mergeable;
 mod nacos;
 mod zk;
 
@@ -109,12 +110,14 @@ fn dispatch(kind: &str, subkind: &str, v: &Value) -> Outcome {
         "zk_path" => zk::run(kind, subkind, v),
         "nacos_service_name_parse" | "nacos_is_compatible" => nacos::run(kind, subkind, v),
         "mock_value" => cluster::run(kind, subkind, v),
+        "result_merger" => mergeable::run(kind, subkind, v),
         "loadbalance_distribution" => loadbalance::run(kind, subkind, v),
         "cluster_behaviour" => match subkind {
             "registry_directory" | "registry_notify" | "registry_retry" => {
                 directory::run(kind, subkind, v)
             }
             "active_limit" => loadbalance::run(kind, subkind, v),
+            "mergeable" => mergeable::run(kind, subkind, v),
             _ => cluster::run(kind, subkind, v),
         },
         _ => Outcome::Skip(format!("unknown kind {kind:?}")),
