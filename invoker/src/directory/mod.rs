@@ -44,6 +44,7 @@ mod group_join;
 pub mod merge;
 mod options;
 mod registry_directory;
+pub mod rules;
 mod snapshot;
 mod table;
 #[cfg(test)]
@@ -54,6 +55,7 @@ mod tests;
 pub use group_join::ClusterGroupJoiner;
 pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
 pub use registry_directory::{ConfiguratorScope, RegistryDirectory, SUBSCRIBE_CATEGORIES};
+pub use rules::RuleWatcher;
 pub use snapshot::{group_invokers, is_multi_group};
 
 /// A source of invokers for one consumer reference.

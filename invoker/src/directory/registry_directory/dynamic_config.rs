@@ -168,6 +168,12 @@ impl RegistryDirectory {
         Ok(count)
     }
 
+    /// A token cancelled when the directory is destroyed: tasks serving the directory (the
+    /// rule watcher) end with it.
+    pub(crate) fn stop_token(&self) -> tokio_util::sync::CancellationToken {
+        self.cancel.child_token()
+    }
+
     /// The config-centre configurators of `scope`, in application order.
     pub fn dynamic_configurators(&self, scope: ConfiguratorScope) -> Vec<Configurator> {
         let st = self.state.lock();
