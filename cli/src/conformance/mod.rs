@@ -7,11 +7,13 @@
 //! unlisted rule counts as a failure.
 
 mod cluster;
+mod config_parser;
 mod core;
 mod directory;
 mod loadbalance;
 mod mergeable;
 mod nacos;
+mod router;
 mod zk;
 
 use std::collections::BTreeMap;
@@ -108,6 +110,8 @@ fn dispatch(kind: &str, subkind: &str, v: &Value) -> Outcome {
             _ => core::run(kind, subkind, v),
         },
         "zk_path" => zk::run(kind, subkind, v),
+        "config_parser" => config_parser::run(kind, subkind, v),
+        "condition_router" | "tag_router" => router::run(kind, subkind, v),
         "nacos_service_name_parse" | "nacos_is_compatible" => nacos::run(kind, subkind, v),
         "mock_value" => cluster::run(kind, subkind, v),
         "result_merger" => mergeable::run(kind, subkind, v),

@@ -17,9 +17,17 @@ use registry_core::Url;
 
 use crate::rpc::SharedInvoker;
 
+pub mod chain;
+pub mod condition;
+pub mod condition_rule;
 mod error;
 pub mod mock;
+pub mod rule_doc;
 mod rule_key;
+pub mod sample;
+pub mod tag;
+pub mod target;
+pub mod url_rule;
 
 pub use error::RouterError;
 pub use rule_key::{service_rule_key, RuleKey, CONDITION_SUFFIX, RULE_GROUP, TAG_SUFFIX};

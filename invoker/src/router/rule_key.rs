@@ -30,7 +30,9 @@ impl RuleKey {
     pub fn config_key(&self, consumer: &Url) -> String {
         match self {
             RuleKey::AppCondition(app) => format!("{app}{CONDITION_SUFFIX}"),
-            RuleKey::ServiceCondition => format!("{}{CONDITION_SUFFIX}", service_rule_key(consumer)),
+            RuleKey::ServiceCondition => {
+                format!("{}{CONDITION_SUFFIX}", service_rule_key(consumer))
+            }
             RuleKey::AppTag(app) => format!("{app}{TAG_SUFFIX}"),
         }
     }
@@ -59,9 +61,6 @@ mod tests {
         assert_eq!(service_rule_key(&u), "com.foo.Svc:1.0.0:g1");
         let u = Url::parse("consumer://1.2.3.4/com.foo.Svc?group=g1").unwrap();
         assert_eq!(service_rule_key(&u), "com.foo.Svc::g1");
-        assert_eq!(
-            RuleKey::AppTag("p".into()).config_key(&u),
-            "p.tag-router"
-        );
+        assert_eq!(RuleKey::AppTag("p".into()).config_key(&u), "p.tag-router");
     }
 }
