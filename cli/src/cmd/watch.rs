@@ -21,10 +21,15 @@ pub struct Args {
     /// Print NDJSON: one {"category":..,"urls":[..]} line per notification.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    route: super::route_view::RouteOpts,
 }
 
 /// Watches until Ctrl-C (exit 0) or until the registry ends the stream (exit 1).
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.route.method.is_some() {
+        return super::route_view::watch(&a.filter, &a.route, a.json);
+    }
     let rt = super::runtime()?;
     rt.block_on(async {
         let consumer = a.filter.consumer()?;
