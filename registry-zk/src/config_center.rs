@@ -194,10 +194,8 @@ impl KeyWatch {
                 _ = sleep_until(retry_at) => {}
                 ev = next_event(&mut self.watcher) => {
                     match ev.event_type {
-                        EventType::Session => {
-                            if ev.session_state.is_terminated() {
-                                self.watcher = None;
-                            }
+                        EventType::Session if ev.session_state.is_terminated() => {
+                            self.watcher = None;
                         }
                         EventType::NodeDeleted => {
                             send_if_changed(&self.tx, None);
