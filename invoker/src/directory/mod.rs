@@ -44,6 +44,7 @@ mod group_join;
 pub mod merge;
 mod options;
 mod registry_directory;
+mod routing;
 pub mod rules;
 mod snapshot;
 mod table;

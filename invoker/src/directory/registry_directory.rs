@@ -21,16 +21,20 @@ use tokio_util::sync::CancellationToken;
 
 use super::configurator::{configure_all, to_configurators, Configurator};
 use super::group_join::ClusterGroupJoiner;
+use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
-use super::snapshot::{build, is_multi_group, BuildCtx, Phase, Snapshot};
+use super::snapshot::{build, is_multi_group, BuildCtx, ChainInputs, Phase, Snapshot};
 use super::table::{Applied, Ctx, ProviderTable};
 use super::Directory;
-use dynamic_config::DynamicConfigurators;
 use crate::filter::active_limit::CountingFactory;
 use crate::invoker_set::InvokerSet;
+use crate::router::chain::{Chain, ChainMode, RuleSet};
+use crate::router::condition::Dialect;
 use crate::router::mock::wants_mock;
+use crate::router::url_rule::{is_condition_url, UrlCondition, UrlConditionRouter};
 use crate::router::{Router, RouterError, RuleKey};
 use crate::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
+use dynamic_config::DynamicConfigurators;
 
 mod dynamic_config;
 
@@ -79,6 +83,9 @@ struct State {
     dynamic: DynamicConfigurators,
     router_urls: Vec<Url>,
     dynamic_routers: Vec<Arc<dyn Router>>,
+    /// Routing rules: config-centre YAML (by key) and, in the 2.x modes, registry
+    /// `condition://` URLs.
+    rules: RuleSet,
     forbidden: bool,
 }
 
@@ -236,8 +243,84 @@ impl RegistryDirectory {
         if self.destroyed.load(Ordering::Acquire) {
             return Err(RouterError::Destroyed);
         }
-        let _ = (key, raw);
-        Ok(())
+        let config_key = key.config_key(&self.consumer);
+        let mut st = self.state.lock();
+        let started = std::time::Instant::now();
+        match st.rules.apply(&key, raw, self.dialect()) {
+            Err(e) => {
+                tracing::warn!(key = %config_key, error = %e, "routing rule refused; the previous rule stays");
+                Err(e)
+            }
+            Ok(false) => Ok(()),
+            Ok(true) => {
+                self.publish_rules(&st);
+                tracing::debug!(key = %config_key, removed = raw.is_none(), elapsed = ?started.elapsed(), "routing rule applied");
+                Ok(())
+            }
+        }
+    }
+
+    /// The condition-matching dialect of the compatibility mode.
+    fn dialect(&self) -> Dialect {
+        match self.options.compat {
+            DubboCompat::V3 => Dialect::V3,
+            DubboCompat::V26 | DubboCompat::V27 => Dialect::V27,
+        }
+    }
+
+    /// The per-call chain's inputs (`None` for the 2.6 per-method cache, which routes when
+    /// the snapshot is built).
+    fn chain_inputs<'a>(&'a self, st: &'a State) -> Option<ChainInputs<'a>> {
+        if self.mode == MethodCacheMode::Dubbo26 {
+            return None;
+        }
+        let mode = match self.options.compat {
+            DubboCompat::V3 => ChainMode::V3,
+            DubboCompat::V26 | DubboCompat::V27 => ChainMode::V27,
+        };
+        Some(ChainInputs {
+            rules: &st.rules,
+            mode,
+            consumer_app: self.consumer.param("application").unwrap_or(""),
+            exclude_tag: self
+                .consumer
+                .param_list("router")
+                .iter()
+                .any(|r| r.trim() == "-tag" || r.trim() == "-default"),
+        })
+    }
+
+    /// Applies a rule change: the providers did not change, so the new snapshot shares
+    /// every set and target of the current one and only gets a new chain.
+    fn publish_rules(&self, st: &State) {
+        let current = self.snapshot.load();
+        if let (Some(inputs), Some(routing)) = (self.chain_inputs(st), current.routing.as_ref()) {
+            let chain = Chain::build(
+                inputs.rules,
+                routing.targets(),
+                inputs.consumer_app,
+                inputs.mode,
+                inputs.exclude_tag,
+            );
+            if let Some(snap) = current.with_routing(Arc::new(routing.with_chain(Arc::new(chain))))
+            {
+                self.snapshot.store(Arc::new(snap));
+                crate::metrics::snapshot_published();
+                return;
+            }
+        }
+        if current.phase == Phase::Ready {
+            self.publish(st);
+        }
+    }
+
+    /// Number of routing rules held (config-centre keys plus registry condition URLs).
+    pub fn router_rule_count(&self) -> usize {
+        let st = self.state.lock();
+        usize::from(st.rules.service.is_some())
+            + st.rules.app.len()
+            + st.rules.tag.len()
+            + st.rules.url_rules.len()
     }
 
     /// The distinct provider applications of the current list, in list order (the provider
@@ -370,9 +453,38 @@ impl RegistryDirectory {
                 Some(f) => st.router_urls.iter().filter_map(|u| f.router(u)).collect(),
                 None => Vec::new(),
             };
+            self.apply_url_rules(&mut st);
             routers_changed = true;
         }
         self.refresh(&mut st, providers, cfg_changed, routers_changed);
+    }
+
+    /// Registry `condition://` URLs: Dubbo 3.3 has no `condition` RouterFactory and ignores
+    /// them; the 2.6/2.7 modes apply them. A URL whose rule does not parse is reported and
+    /// the previous URL rules are kept.
+    fn apply_url_rules(&self, st: &mut State) {
+        let conds: Vec<&Url> = st
+            .router_urls
+            .iter()
+            .filter(|u| is_condition_url(u))
+            .collect();
+        if self.options.compat == DubboCompat::V3 {
+            if !conds.is_empty() {
+                tracing::info!(count = conds.len(), "ignoring condition:// router URLs, as Dubbo 3.3 does (applied only in the 2.6/2.7 modes)");
+            }
+            return;
+        }
+        let mut rules = Vec::with_capacity(conds.len());
+        for u in conds {
+            match UrlCondition::from_url(u, self.dialect()) {
+                Ok(r) => rules.push(Arc::new(r)),
+                Err(e) => {
+                    tracing::warn!(url = %u.without_params(&["rule"]), error = %e, "bad condition router URL; the previous router URLs stay");
+                    return;
+                }
+            }
+        }
+        st.rules.url_rules = rules;
     }
 
     /// `refreshOverrideAndInvoker` + `refreshInvoker` (§7.2).
@@ -458,6 +570,19 @@ impl RegistryDirectory {
         let dir_url = self.directory_url.load_full();
         let mut routers: Vec<Arc<dyn Router>> = self.options.routers.clone();
         routers.extend(st.dynamic_routers.iter().cloned());
+        if self.mode == MethodCacheMode::Dubbo26 {
+            // 2.6: condition routers run per cached method when the snapshot is built.
+            let mut urls = st.rules.url_rules.clone();
+            urls.sort_by(|a, b| {
+                a.priority
+                    .cmp(&b.priority)
+                    .then_with(|| a.full.cmp(&b.full))
+            });
+            routers.extend(
+                urls.into_iter()
+                    .map(|u| Arc::new(UrlConditionRouter(u)) as Arc<dyn Router>),
+            );
+        }
         let current = self.snapshot.load();
         let ctx = BuildCtx {
             previous: (current.phase == Phase::Ready).then_some(&*current.all),
@@ -467,6 +592,7 @@ impl RegistryDirectory {
             joiner: Some(&*self.joiner),
             multi_group: self.multi_group,
             mode: self.mode,
+            rules: self.chain_inputs(st),
         };
         let snap = build(st.table.entries(), st.table.has_shared(), &ctx);
         self.snapshot.store(Arc::new(snap));
@@ -484,13 +610,19 @@ impl RegistryDirectory {
             if e.mock || e.invoker.is_none() {
                 continue;
             }
-            let app = provider_application(&e.raw);
+            let app = crate::router::sample::provider_application(&e.raw);
             if !app.is_empty() && !apps.iter().any(|a| a == app) {
                 apps.push(app.to_owned());
             }
         }
-        self.provider_apps
-            .send_if_modified(|cur| if *cur == apps { false } else { *cur = apps; true });
+        self.provider_apps.send_if_modified(|cur| {
+            if *cur == apps {
+                false
+            } else {
+                *cur = apps;
+                true
+            }
+        });
     }
 
     fn mark_ready(&self) {
@@ -600,15 +732,6 @@ impl Directory for RegistryDirectory {
 
 fn valid_category(u: &Url) -> bool {
     u.protocol() == Some("route") || VALID_CATEGORIES.contains(&u.category_or("providers"))
-}
-
-/// The application of a provider URL (`getRemoteApplication`): `application`, else
-/// `remote.application`.
-pub(crate) fn provider_application(raw: &Url) -> &str {
-    raw.param("application")
-        .filter(|a| !a.is_empty())
-        .or_else(|| raw.param("remote.application"))
-        .unwrap_or("")
 }
 
 fn destroy_all(retired: Vec<SharedInvoker>) {

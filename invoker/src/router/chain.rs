@@ -210,6 +210,11 @@ impl Chain {
             && self.stages.iter().all(|s| matches!(s, Stage::Tag))
     }
 
+    /// True when the tag router is in the chain (not excluded by the consumer's `router`).
+    pub fn has_tag_stage(&self) -> bool {
+        self.stages.iter().any(|s| matches!(s, Stage::Tag))
+    }
+
     /// Routes `input` (indices into `targets`, in order) for one call. `pick(sum)` draws
     /// the multi-destination random number in `[0, sum)`.
     pub fn route(

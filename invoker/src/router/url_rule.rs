@@ -37,7 +37,14 @@ impl UrlCondition {
     ///
     /// Errors: no or blank rule, or a rule that does not parse.
     pub fn from_url(url: &Url, dialect: Dialect) -> Result<UrlCondition, RouterError> {
-        let rule = url.param("rule").unwrap_or("");
+        // `getParameterAndDecoded`: URL-decoded, `+` is a space.
+        let raw = url.param("rule").unwrap_or("");
+        let decoded = if raw.contains('%') || raw.contains('+') {
+            registry_core::codec::decode(&raw.replace('+', " ")).unwrap_or_else(|_| raw.to_owned())
+        } else {
+            raw.to_owned()
+        };
+        let rule = decoded.as_str();
         let truthy = |k: &str, d: bool| url.param(k).map_or(d, |v| v.eq_ignore_ascii_case("true"));
         let router = ConditionRouter::new(
             rule,
