@@ -24,6 +24,7 @@ use registry_core::Url;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 
+use crate::loadbalance::min_index::{KeyKind, MinIndex};
 use crate::rpc::SharedInvoker;
 use crate::status::{RpcStatus, ServiceStatus};
 
@@ -248,6 +249,8 @@ pub struct InvokerSet {
     warming: AtomicBool,
     method_weights: RwLock<FxHashMap<Box<str>, Arc<StaticWeights>>>,
     method_statuses: RwLock<FxHashMap<Box<str>, MethodStatuses>>,
+    /// Least-key indexes (leastactive / shortestresponse at scale), per method.
+    min_indexes: RwLock<FxHashMap<Box<str>, Vec<Arc<MinIndex>>>>,
 }
 
 /// The counters of every invoker of a set for one method, in list order.
@@ -367,6 +370,7 @@ impl InvokerSet {
             warming: AtomicBool::new(warm_until > i64::MIN),
             method_weights: RwLock::new(FxHashMap::default()),
             method_statuses: RwLock::new(FxHashMap::default()),
+            min_indexes: RwLock::new(FxHashMap::default()),
         }
     }
 
@@ -454,6 +458,26 @@ impl InvokerSet {
     /// The weight of invoker `i` for `method` at `now_ms` (§10.1).
     pub fn weight(&self, i: usize, method: &str, now_ms: i64) -> i32 {
         self.meta.get(i).map_or(0, |m| m.weight_at(method, now_ms))
+    }
+
+    /// The least-key index of `method` for `kind` (built, with the method's static weights,
+    /// on first use; later calls find it without allocating).
+    pub(crate) fn min_index(&self, method: &str, kind: KeyKind) -> Arc<MinIndex> {
+        if let Some(v) = self.min_indexes.read().get(method) {
+            if let Some(i) = v.iter().find(|i| i.kind().same(&kind)) {
+                return i.clone();
+            }
+        }
+        let statuses = self.with_method_statuses(method, |s| -> MethodStatuses { s.into() });
+        let weights: Box<[i32]> = self.with_static_weights(method, |w| w.weights().into());
+        let mut map = self.min_indexes.write();
+        let v = map.entry(Box::from(method)).or_default();
+        if let Some(i) = v.iter().find(|i| i.kind().same(&kind)) {
+            return i.clone();
+        }
+        let index = MinIndex::build(kind, statuses, weights);
+        v.push(index.clone());
+        index
     }
 
     /// Runs `f` with the [`RpcStatus`] of every invoker for `method`, in list order. Built once

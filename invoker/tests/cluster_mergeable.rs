@@ -3,6 +3,8 @@
 //! group (the first available), with failover inside that group; with a merger every group is
 //! called and the results merged.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test fixtures panic on bad input
+
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

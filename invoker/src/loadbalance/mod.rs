@@ -30,6 +30,7 @@ use crate::rpc::Invocation;
 mod consistent_hash;
 mod java_string;
 mod least_active;
+pub(crate) mod min_index;
 mod p2c;
 mod random;
 mod round_robin;
@@ -243,6 +244,10 @@ thread_local! {
 /// Dubbo's "keep the minimum, then weighted random among the ties" (least active, shortest
 /// response). `keys` yields the value to minimise per invoker, in list order. Uses a
 /// thread-local scratch buffer: no allocation once it has grown.
+/// From this many invokers on, leastactive and shortestresponse choose through a
+/// [`min_index::MinIndex`] (O(log n), maintained on call begin/end) instead of scanning.
+pub const MIN_INDEX_THRESHOLD: usize = 32;
+
 pub(crate) fn pick_min_weighted<K: PartialOrd + Copy>(
     keys: impl Iterator<Item = K>,
     weights: &WeightView<'_>,
