@@ -26,6 +26,12 @@
 //!
 //! Applying a providers notification is incremental (see `table.rs`): cost is proportional
 //! to the number of changed providers plus cheap pointer lookups, not to a full rebuild.
+//!
+//! Governance rules from a config centre ([`rules::RuleWatcher`]) reach the directory through
+//! [`RegistryDirectory::set_router_rule`] and
+//! [`RegistryDirectory::set_dynamic_configurators`] (override YAML parsed by [`config_parser`];
+//! applied after the registry's configurators: registry, application, service). A rule change
+//! re-merges only the providers its configurators may touch.
 
 use std::fmt::Debug;
 use std::sync::Arc;
