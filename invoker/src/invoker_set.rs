@@ -236,6 +236,12 @@ impl StaticWeights {
     }
 }
 
+/// The URL an invoker's weight is read from: its registry URL for a cluster invoker
+/// (multi-registry), else its own URL (§10.1).
+fn weight_url(invoker: &SharedInvoker) -> &Url {
+    invoker.registry_url().unwrap_or_else(|| invoker.url())
+}
+
 /// An immutable, shareable list of invokers with load-balancing metadata.
 pub struct InvokerSet {
     invokers: Box<[SharedInvoker]>,
@@ -276,7 +282,7 @@ impl InvokerSet {
     pub fn new(invokers: Vec<SharedInvoker>) -> Self {
         let meta = invokers
             .iter()
-            .map(|i| Arc::new(InvokerMeta::from_url(i.url())))
+            .map(|i| Arc::new(InvokerMeta::from_url(weight_url(i))))
             .collect();
         InvokerSet::with_meta(invokers.into_boxed_slice(), meta)
     }
@@ -316,7 +322,7 @@ impl InvokerSet {
             };
             meta.push(match idx.and_then(|k| previous.meta.get(k)) {
                 Some(m) => Arc::clone(m),
-                None => Arc::new(InvokerMeta::from_url(inv.url())),
+                None => Arc::new(InvokerMeta::from_url(weight_url(inv))),
             });
         }
         InvokerSet::with_meta(invokers.into_boxed_slice(), meta.into_boxed_slice())

@@ -197,6 +197,7 @@ pub struct ClusterInvoker {
     kind: ClusterKind,
     failback: Option<Failback>,
     mergers: Arc<MergerRegistry>,
+    registry_url: Url,
 }
 
 impl ClusterInvoker {
@@ -210,6 +211,7 @@ impl ClusterInvoker {
             .merger_registry
             .clone()
             .unwrap_or_else(MergerRegistry::global);
+        let registry_url = directory.registry_url();
         let core = Arc::new(ClusterCore::new(
             directory,
             options.loadbalance,
@@ -221,6 +223,7 @@ impl ClusterInvoker {
             kind,
             failback,
             mergers,
+            registry_url,
         }
     }
 
@@ -244,6 +247,10 @@ impl ClusterInvoker {
 impl Invoker for ClusterInvoker {
     fn url(&self) -> &Url {
         self.core.url()
+    }
+
+    fn registry_url(&self) -> Option<&Url> {
+        Some(&self.registry_url)
     }
 
     fn is_available(&self) -> bool {
