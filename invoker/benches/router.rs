@@ -8,10 +8,13 @@ use invoker::router::RuleKey;
 use invoker::rpc::Invocation;
 use serde_json::json;
 
-const RULE_A: &str = "configVersion: v3.0\nconditions:\n  - method = sayHello => host != 10.0.1.*\n";
-const RULE_B: &str = "configVersion: v3.0\nconditions:\n  - method = sayHello => host != 10.0.2.*\n";
+const RULE_A: &str =
+    "configVersion: v3.0\nconditions:\n  - method = sayHello => host != 10.0.1.*\n";
+const RULE_B: &str =
+    "configVersion: v3.0\nconditions:\n  - method = sayHello => host != 10.0.2.*\n";
 const TAG_RULE: &str = "tags:\n  - name: gray\n    addresses: [\"10.0.3.0/24\"]\n";
-const ARG_RULE: &str = "configVersion: v3.0\nconditions:\n  - arguments[0] = vip => host = 10.0.0.*\n";
+const ARG_RULE: &str =
+    "configVersion: v3.0\nconditions:\n  - arguments[0] = vip => host = 10.0.0.*\n";
 
 fn list(c: &mut Criterion) {
     let mut g = c.benchmark_group("router_list");
@@ -57,7 +60,10 @@ fn rule_change(c: &mut Criterion) {
     g.bench_function(format!("set_rule/{n}"), |b| {
         b.iter(|| {
             flip = !flip;
-            dir.set_router_rule(RuleKey::ServiceCondition, Some(if flip { RULE_A } else { RULE_B }))
+            dir.set_router_rule(
+                RuleKey::ServiceCondition,
+                Some(if flip { RULE_A } else { RULE_B }),
+            )
         })
     });
     g.bench_function(format!("set_rule_and_first_list/{n}"), |b| {

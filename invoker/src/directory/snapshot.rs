@@ -170,27 +170,42 @@ pub(crate) fn routing_for<'e>(
     consumer: &Url,
     inputs: &ChainInputs<'_>,
 ) -> Routing {
-    let by_ptr: FxHashMap<usize, &'e Entry> = entries
-        .filter_map(|e| {
-            e.invoker
-                .as_ref()
-                .map(|i| (Arc::as_ptr(i) as *const () as usize, e))
-        })
-        .collect();
-    let targets: Vec<Target> = all
-        .invokers()
-        .iter()
-        .map(
-            |inv| match by_ptr.get(&(Arc::as_ptr(inv) as *const () as usize)) {
-                Some(e) => target_of(e, inv, inputs.mode),
-                None => {
-                    let mut t = Target::from_url(inv.url().clone());
-                    t.invoker = Some(inv.clone());
-                    t
-                }
-            },
-        )
-        .collect();
+    let entries: Vec<&'e Entry> = entries.collect();
+    let aligned = entries.len() == all.len()
+        && entries
+            .iter()
+            .zip(all.invokers())
+            .all(|(e, i)| e.invoker.as_ref().is_some_and(|x| Arc::ptr_eq(x, i)));
+    let targets: Vec<Target> = if aligned {
+        // No router reordered the list: the entries are the set, in order.
+        entries
+            .iter()
+            .zip(all.invokers())
+            .map(|(e, inv)| target_of(e, inv, inputs.mode))
+            .collect()
+    } else {
+        let by_ptr: FxHashMap<usize, &'e Entry> = entries
+            .iter()
+            .filter_map(|e| {
+                e.invoker
+                    .as_ref()
+                    .map(|i| (Arc::as_ptr(i) as *const () as usize, *e))
+            })
+            .collect();
+        all.invokers()
+            .iter()
+            .map(
+                |inv| match by_ptr.get(&(Arc::as_ptr(inv) as *const () as usize)) {
+                    Some(e) => target_of(e, inv, inputs.mode),
+                    None => {
+                        let mut t = Target::from_url(inv.url().clone());
+                        t.invoker = Some(inv.clone());
+                        t
+                    }
+                },
+            )
+            .collect()
+    };
     let chain = Chain::build(
         inputs.rules,
         &targets,
