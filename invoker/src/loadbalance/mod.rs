@@ -241,13 +241,13 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
+/// From this many invokers on, leastactive and shortestresponse choose through a
+/// segment tree (`min_index`, O(log n), maintained on call begin/end) instead of scanning.
+pub const MIN_INDEX_THRESHOLD: usize = 32;
+
 /// Dubbo's "keep the minimum, then weighted random among the ties" (least active, shortest
 /// response). `keys` yields the value to minimise per invoker, in list order. Uses a
 /// thread-local scratch buffer: no allocation once it has grown.
-/// From this many invokers on, leastactive and shortestresponse choose through a
-/// [`min_index::MinIndex`] (O(log n), maintained on call begin/end) instead of scanning.
-pub const MIN_INDEX_THRESHOLD: usize = 32;
-
 pub(crate) fn pick_min_weighted<K: PartialOrd + Copy>(
     keys: impl Iterator<Item = K>,
     weights: &WeightView<'_>,
