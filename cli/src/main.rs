@@ -2,6 +2,7 @@
 //! register URLs, run the demo, the conformance vectors and the benchmarks.
 
 mod cmd;
+mod config_factory;
 mod conformance;
 mod registry_factory;
 
@@ -29,6 +30,8 @@ enum Command {
     Register(cmd::register::Args),
     /// Measure load-balancer selects, notify apply and memory per provider.
     Bench(cmd::bench::Args),
+    /// Read, watch and write rules in the config centre (the registry by default).
+    Config(cmd::config::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -48,6 +51,7 @@ fn main() -> std::process::ExitCode {
         Command::Watch(a) => cmd::watch::run(a),
         Command::Register(a) => cmd::register::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Config(a) => cmd::config::run(a),
     };
     match result {
         Ok(code) => code,

@@ -17,7 +17,10 @@ fn demo_runs_the_whole_story_on_memory() {
     );
     for needle in [
         "the directory sees 4 providers",
+        "none across groups",
         "failed attempts were retried elsewhere",
+        "retries stayed inside group",
+        "one answer from each of the two groups",
         "the newcomer receives calls",
         "answer: fallback: DemoService is unavailable",
         "answer: forced answer",

@@ -1,5 +1,7 @@
 //! Select cost of every load balancer at 255 and 10,000 invokers.
-//! Run: `cargo bench -p invoker --bench loadbalance` (filter e.g. `-- select/random`).
+//! Run: `cargo bench -p invoker --bench loadbalance` (filter e.g. `-- select/random`);
+//! `select_under_load/*` measures leastactive / shortestresponse with calls beginning and
+//! ending around every select.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 
@@ -47,5 +49,33 @@ fn select(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, select);
+/// leastactive / shortestresponse with calls in flight: every iteration selects, begins a call
+/// on the pick (RpcStatus updates the balancer's index) and ends the call begun 64 iterations
+/// earlier, so the counters keep moving as under real load.
+fn select_under_load(c: &mut Criterion) {
+    let call = Invocation::new("sayHello");
+    let mut g = c.benchmark_group("select_under_load");
+    for n in [255usize, 10_000] {
+        let s = set(n);
+        for name in ["leastactive", "shortestresponse"] {
+            let lb = loadbalance::by_name(name);
+            let mut ring: std::collections::VecDeque<invoker::status::CallGuard> =
+                std::collections::VecDeque::with_capacity(65);
+            g.bench_function(format!("{name}/{n}"), |b| {
+                b.iter(|| {
+                    let i = lb.select(&s, black_box(&call)).unwrap_or(0);
+                    ring.push_back(s.meta()[i].status().begin("sayHello"));
+                    if ring.len() > 64 {
+                        if let Some(old) = ring.pop_front() {
+                            old.finish(true);
+                        }
+                    }
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, select, select_under_load);
 criterion_main!(benches);

@@ -24,6 +24,7 @@ use registry_core::Url;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 
+use crate::loadbalance::min_index::{KeyKind, MinIndex};
 use crate::rpc::SharedInvoker;
 use crate::status::{RpcStatus, ServiceStatus};
 
@@ -235,6 +236,12 @@ impl StaticWeights {
     }
 }
 
+/// The URL an invoker's weight is read from: its registry URL for a cluster invoker
+/// (multi-registry), else its own URL (§10.1).
+fn weight_url(invoker: &SharedInvoker) -> &Url {
+    invoker.registry_url().unwrap_or_else(|| invoker.url())
+}
+
 /// An immutable, shareable list of invokers with load-balancing metadata.
 pub struct InvokerSet {
     invokers: Box<[SharedInvoker]>,
@@ -248,6 +255,8 @@ pub struct InvokerSet {
     warming: AtomicBool,
     method_weights: RwLock<FxHashMap<Box<str>, Arc<StaticWeights>>>,
     method_statuses: RwLock<FxHashMap<Box<str>, MethodStatuses>>,
+    /// Least-key indexes (leastactive / shortestresponse at scale), per method.
+    min_indexes: RwLock<FxHashMap<Box<str>, Vec<Arc<MinIndex>>>>,
 }
 
 /// The counters of every invoker of a set for one method, in list order.
@@ -273,7 +282,7 @@ impl InvokerSet {
     pub fn new(invokers: Vec<SharedInvoker>) -> Self {
         let meta = invokers
             .iter()
-            .map(|i| Arc::new(InvokerMeta::from_url(i.url())))
+            .map(|i| Arc::new(InvokerMeta::from_url(weight_url(i))))
             .collect();
         InvokerSet::with_meta(invokers.into_boxed_slice(), meta)
     }
@@ -313,7 +322,7 @@ impl InvokerSet {
             };
             meta.push(match idx.and_then(|k| previous.meta.get(k)) {
                 Some(m) => Arc::clone(m),
-                None => Arc::new(InvokerMeta::from_url(inv.url())),
+                None => Arc::new(InvokerMeta::from_url(weight_url(inv))),
             });
         }
         InvokerSet::with_meta(invokers.into_boxed_slice(), meta.into_boxed_slice())
@@ -367,6 +376,7 @@ impl InvokerSet {
             warming: AtomicBool::new(warm_until > i64::MIN),
             method_weights: RwLock::new(FxHashMap::default()),
             method_statuses: RwLock::new(FxHashMap::default()),
+            min_indexes: RwLock::new(FxHashMap::default()),
         }
     }
 
@@ -454,6 +464,26 @@ impl InvokerSet {
     /// The weight of invoker `i` for `method` at `now_ms` (§10.1).
     pub fn weight(&self, i: usize, method: &str, now_ms: i64) -> i32 {
         self.meta.get(i).map_or(0, |m| m.weight_at(method, now_ms))
+    }
+
+    /// The least-key index of `method` for `kind` (built, with the method's static weights,
+    /// on first use; later calls find it without allocating).
+    pub(crate) fn min_index(&self, method: &str, kind: KeyKind) -> Arc<MinIndex> {
+        if let Some(v) = self.min_indexes.read().get(method) {
+            if let Some(i) = v.iter().find(|i| i.kind().same(&kind)) {
+                return i.clone();
+            }
+        }
+        let statuses = self.with_method_statuses(method, |s| -> MethodStatuses { s.into() });
+        let weights: Box<[i32]> = self.with_static_weights(method, |w| w.weights().into());
+        let mut map = self.min_indexes.write();
+        let v = map.entry(Box::from(method)).or_default();
+        if let Some(i) = v.iter().find(|i| i.kind().same(&kind)) {
+            return i.clone();
+        }
+        let index = MinIndex::build(kind, statuses, weights);
+        v.push(index.clone());
+        index
     }
 
     /// Runs `f` with the [`RpcStatus`] of every invoker for `method`, in list order. Built once

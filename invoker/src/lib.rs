@@ -11,7 +11,8 @@
 //!   [`rpc::RpcError`] with Dubbo's codes);
 //! - [`directory`]: [`directory::Directory`] and the registry-fed directory with its
 //!   immutable per-method snapshot;
-//! - [`cluster`]: failover, failfast, failsafe, failback, forking, broadcast, available;
+//! - [`cluster`]: failover, failfast, failsafe, failback, forking, broadcast, available,
+//!   mergeable (multi-group references, with the result mergers of [`merger`]);
 //! - [`mock`]: force/fail mock decisions and mock values;
 //! - [`router`]: routers applied when a directory snapshot is built (incl. the mock selector);
 //! - [`loadbalance`]: random, roundrobin, leastactive, shortestresponse, consistenthash, p2c;
@@ -22,6 +23,7 @@ pub mod directory;
 pub mod filter;
 pub mod invoker_set;
 pub mod loadbalance;
+pub mod merger;
 pub mod metrics;
 pub mod mock;
 pub mod router;

@@ -12,14 +12,16 @@
 //! counts as a failure, and in every case the active count goes back down exactly once.
 
 use std::fmt;
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Weak};
 use std::time::Instant;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use registry_core::Url;
 use rustc_hash::FxHashMap;
 use tokio::sync::Notify;
+
+use crate::loadbalance::min_index::MinIndex;
 
 /// Counters of one invoker identity (service level) or of one (identity, method) pair.
 ///
@@ -46,6 +48,10 @@ pub struct RpcStatus {
     succeeded_max_elapsed_us: AtomicU64,
     /// Woken (all waiters) when a call of a limited method ends.
     released: Notify,
+    /// True once some least-key index watches this counter.
+    observed: AtomicBool,
+    /// The indexes watching this counter, with the leaf it is in each.
+    observers: Mutex<Vec<(Weak<MinIndex>, usize)>>,
 }
 
 const WINDOW_UNSET: i64 = i64::MIN;
@@ -65,6 +71,8 @@ impl Default for RpcStatus {
             window_succeeded_offset: AtomicU64::new(0),
             window_elapsed_offset_us: AtomicU64::new(0),
             released: Notify::new(),
+            observed: AtomicBool::new(false),
+            observers: Mutex::new(Vec::new()),
         }
     }
 }
@@ -153,7 +161,8 @@ impl RpcStatus {
     /// would exceed `max` (`max <= 0` = unlimited) or overflow. Never over-admits.
     pub fn try_acquire(&self, max: i32) -> bool {
         let limit = if max <= 0 { i32::MAX } else { max };
-        self.active
+        let ok = self
+            .active
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |a| {
                 if a >= limit || a == i32::MAX {
                     None
@@ -161,7 +170,11 @@ impl RpcStatus {
                     Some(a + 1)
                 }
             })
-            .is_ok()
+            .is_ok();
+        if ok {
+            self.notify_observers();
+        }
+        ok
     }
 
     /// Increments `active` unconditionally (saturating); the service-level counterpart of
@@ -176,6 +189,7 @@ impl RpcStatus {
                     Some(a + 1)
                 }
             });
+        self.notify_observers();
     }
 
     /// Dubbo's `endCount`: active--, total++, elapsed statistics.
@@ -195,11 +209,17 @@ impl RpcStatus {
             self.failed_max_elapsed_us
                 .fetch_max(elapsed_us, Ordering::Relaxed);
         }
+        self.notify_observers();
     }
 
     /// Records a finished call without a guard (tests, replaying statistics). `active` is
     /// not touched.
     pub fn record(&self, elapsed_us: u64, succeeded: bool) {
+        self.record_counts(elapsed_us, succeeded);
+        self.notify_observers();
+    }
+
+    fn record_counts(&self, elapsed_us: u64, succeeded: bool) {
         self.total.fetch_add(1, Ordering::Relaxed);
         self.total_elapsed_us
             .fetch_add(elapsed_us, Ordering::Relaxed);
@@ -255,6 +275,33 @@ impl RpcStatus {
         self.succeeded_elapsed_us()
             .checked_div(self.succeeded())
             .unwrap_or(0)
+    }
+
+    /// Subscribes a least-key index (leaf `leaf`) to changes of this counter.
+    pub(crate) fn observe(&self, index: Weak<MinIndex>, leaf: usize) {
+        let mut o = self.observers.lock();
+        o.retain(|(w, _)| w.strong_count() > 0);
+        o.push((index, leaf));
+        self.observed.store(true, Ordering::Release);
+    }
+
+    /// Tells the watching indexes that `active` or the elapsed statistics changed. Free
+    /// (one atomic load) when no index watches.
+    pub(crate) fn notify_observers(&self) {
+        if !self.observed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut o = self.observers.lock();
+        o.retain(|(w, leaf)| match w.upgrade() {
+            Some(index) => {
+                index.update(*leaf);
+                true
+            }
+            None => false,
+        });
+        if o.is_empty() {
+            self.observed.store(false, Ordering::Release);
+        }
     }
 
     /// The notifier woken when a call of a limited method ends (ActiveLimit waiters).

@@ -50,6 +50,40 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
     cc == ANY || cc == non_empty(provider.known(Known::Classifier)).unwrap_or(ANY)
 }
 
+/// `UrlUtils.isMatch(consumer, provider)` as Dubbo 3.x evaluates it when the provider is a
+/// `ServiceAddressURL` (ZooKeeper and Nacos provider URLs, §2.1, §5.1): the interface and the
+/// classifier are read through the consumer (so they always agree: a provider without
+/// `interface`/`path` still matches), `enabled` is the consumer's value when it has one, and
+/// category, group and version are the provider's own. So a provider with no parameters at all
+/// matches only a consumer without group and version (or with `*`).
+pub fn is_match_service_address(consumer: &Url, provider: &Url) -> bool {
+    if !is_match_category(
+        provider.category_or(PROVIDERS),
+        consumer.category_or(PROVIDERS),
+    ) {
+        return false;
+    }
+    let enabled = non_empty(consumer.known(Known::Enabled))
+        .or_else(|| non_empty(provider.known(Known::Enabled)))
+        .is_none_or(|v| v.eq_ignore_ascii_case("true"));
+    if !enabled && consumer.known(Known::Enabled) != Some(ANY) {
+        return false;
+    }
+    let cg = consumer.known(Known::Group);
+    let pg = provider.known(Known::Group);
+    let group_ok = cg == Some(ANY)
+        || cg == pg
+        || match (cg, non_empty(pg)) {
+            (Some(cg), Some(pg)) => comma_split(cg).contains(&pg),
+            _ => false,
+        };
+    if !group_ok {
+        return false;
+    }
+    let cv = consumer.known(Known::Version);
+    cv == Some(ANY) || cv == provider.known(Known::Version)
+}
+
 /// `UrlUtils.isMatchCategory(category, categories)`: note the substring tests (§14.2).
 pub fn is_match_category(category: &str, categories: &str) -> bool {
     if categories.is_empty() {
@@ -278,5 +312,35 @@ mod tests {
             empty_url_for_key("dubbo/a.b.c.Foo:1.0.0", "test").to_full_string(),
             "empty://0.0.0.0/a.b.c.Foo?category=test&group=dubbo&version=1.0.0"
         );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod service_address_tests {
+    use super::*;
+
+    #[test]
+    fn interface_comes_from_the_consumer() {
+        let c = Url::parse("consumer://1.1.1.1/S?interface=S&group=g&version=1").unwrap();
+        let p = Url::parse("dubbo://10.0.0.1:1/?group=g&version=1").unwrap();
+        assert!(is_match_service_address(&c, &p));
+        assert!(!is_match(&c, &p));
+        let other =
+            Url::parse("dubbo://10.0.0.1:1/Other?interface=Other&group=g&version=1").unwrap();
+        assert!(is_match_service_address(&c, &other));
+    }
+
+    #[test]
+    fn bare_provider_only_for_a_consumer_without_group_and_version() {
+        let bare = Url::parse("dubbo://10.0.0.1:1/S").unwrap();
+        let c = |q: &str| Url::parse(&format!("consumer://1.1.1.1/S?interface=S{q}")).unwrap();
+        assert!(is_match_service_address(&c(""), &bare));
+        assert!(is_match_service_address(&c("&group=*&version=*"), &bare));
+        assert!(!is_match_service_address(&c("&group=g"), &bare));
+        assert!(!is_match_service_address(&c("&version=1"), &bare));
+        assert!(!is_match_service_address(&c("&group="), &bare));
+        assert!(!is_match_service_address(&c("&enabled=false"), &bare));
+        assert!(is_match_service_address(&c("&enabled=*"), &bare));
     }
 }

@@ -7,15 +7,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use registry_core::matching::{is_match, PROVIDERS};
+use registry_core::matching::{is_match, is_match_service_address, PROVIDERS};
 use registry_core::Url;
 
 use crate::paths::last_segment;
 
 /// `://` URL-encoded: configurators/routers children must contain it.
 const ENCODED_SCHEME_SEPARATOR: &str = "%3A%2F%2F";
-/// `?` URL-encoded: a providers child without it has no parameters.
-const ENCODED_QUESTION_MARK: &str = "%3F";
 
 /// How children of a category path are converted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +38,10 @@ impl PathKind {
 /// Converts one raw child name into the URL the consumer sees, or `None` when it is skipped
 /// (does not match the consumer, is not a URL, or is garbage — garbage is logged).
 ///
-/// Providers: parsed with [`Url::parse_encoded`] and kept iff it `is_match`es the consumer; a
-/// child without parameters is accepted without the match test (Dubbo 3.3). The provider's
+/// Providers: parsed with [`Url::parse_encoded`] and kept iff it matches the consumer the way a
+/// 3.x `ServiceAddressURL` does ([`is_match_service_address`]: interface through the consumer,
+/// group/version the provider's own), which a child without parameters also passes only for a
+/// consumer without group and version (Dubbo 3.3's notify filter). The provider's
 /// `timestamp` and `pid` are kept (divergence `zk-keep-timestamp`). Other categories: only
 /// children containing `%3A%2F%2F`, kept iff they match.
 pub fn convert_child(kind: PathKind, consumer: &Url, raw: &str) -> Option<Url> {
@@ -59,9 +59,12 @@ pub fn convert_child(kind: PathKind, consumer: &Url, raw: &str) -> Option<Url> {
             return None;
         }
     };
-    let has_params = raw.contains(ENCODED_QUESTION_MARK);
-    if kind == PathKind::Providers && !has_params {
-        return Some(url);
+    if kind == PathKind::Providers {
+        // Dubbo 3.x builds a ServiceAddressURL (interface through the consumer) and filters it
+        // with isMatch; a child without params skips that filter, but AbstractRegistry#notify
+        // applies the same isMatch to everything it delivers (§4.4), so it survives only for a
+        // consumer without group and version.
+        return is_match_service_address(consumer, &url).then_some(url);
     }
     is_match(consumer, &url).then_some(url)
 }
@@ -273,7 +276,20 @@ mod tests {
         let bare = child("dubbo://10.0.0.1:1/Other");
         assert!(
             convert_child(PathKind::Providers, &p, &bare).is_some(),
-            "no params: no match test"
+            "no params, consumer without group/version: kept"
         );
+        for q in ["group=g", "version=1.0"] {
+            let c = Url::parse(&format!("consumer://1.1.1.1/S?{q}")).unwrap();
+            assert!(
+                convert_child(PathKind::Providers, &c, &bare).is_none(),
+                "no params, consumer {q}: dropped by notify's isMatch"
+            );
+        }
+        let any = Url::parse("consumer://1.1.1.1/S?group=*&version=*").unwrap();
+        assert!(convert_child(PathKind::Providers, &any, &bare).is_some());
+        // The interface comes from the consumer: a provider without interface/path matches.
+        let no_iface = child("dubbo://10.0.0.1:1/?group=g&side=provider");
+        let g = Url::parse("consumer://1.1.1.1/S?interface=S&group=g").unwrap();
+        assert!(convert_child(PathKind::Providers, &g, &no_iface).is_some());
     }
 }

@@ -27,6 +27,10 @@
 //!   layer re-registers too; both are idempotent) and subscriptions re-sync.
 //! - Dropping or destroying the registry, or dropping a subscription, stops its tasks (and
 //!   removes the server-side watches).
+//! - **Dynamic configuration** ([`ZkConfigCenter`]): `/<namespace>/config/<group>/<key>` data
+//!   nodes (namespace = the URL's `namespace`, else `group`, else `dubbo`), one persistent
+//!   watch per key, re-added and re-read after every reconnect; a key reads `None` only
+//!   when the server says it is gone.
 //! - Large first lists (10k–50k providers, 7–37 MB) are read with one plain `getChildren` and
 //!   converted on all cores ([`children::convert_many`]).
 //!
@@ -51,6 +55,7 @@ mod aggregate;
 mod backend;
 pub mod children;
 pub mod config;
+pub mod config_center;
 mod error;
 pub mod paths;
 mod registry;
@@ -60,5 +65,6 @@ mod watch;
 
 pub use backend::ZkBackend;
 pub use config::ZkConfig;
+pub use config_center::ZkConfigCenter;
 pub use error::{Result, ZkError};
 pub use registry::ZookeeperRegistry;

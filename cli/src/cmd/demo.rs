@@ -2,9 +2,13 @@
 //!
 //! Providers of `com.example.DemoService` (versions 1.0.0 and 2.0.0, groups blue and green)
 //! register; a consumer with `version=*` / `group=*` follows them through a
-//! `RegistryDirectory`, calls spread by the load balancer, one provider fails and failover
-//! retries elsewhere, a provider joins live, all providers go away and `mock=fail:` answers,
-//! and `mock=force:` short-circuits. Every step checks what it claims: the exit code is 0 only
+//! `RegistryDirectory`. As in Dubbo, a multi-group reference is joined with the mergeable
+//! cluster: each group is a cluster of its own (the `--cluster` strategy), and a method
+//! without a `merger` calls only the first available group, spread by the load balancer over
+//! that group's providers (never across groups). One provider fails and failover retries
+//! inside its group, a provider joins that group live, a method with `merger=true` calls every
+//! group and merges the lists, all providers go away and `mock=fail:` answers, and
+//! `mock=force:` short-circuits. Every step checks what it claims: the exit code is 0 only
 //! when the whole story happened as told.
 
 use std::collections::BTreeMap;
@@ -27,6 +31,8 @@ use serde_json::json;
 use crate::registry_factory;
 
 const SERVICE: &str = "com.example.DemoService";
+/// The method whose results are merged across groups (`listHello.merger=true`).
+const LIST_METHOD: &str = "listHello";
 
 /// Arguments of `demo`.
 #[derive(Debug, clap::Args)]
@@ -38,8 +44,8 @@ pub struct Args {
     /// Load balancer: random, roundrobin, leastactive, shortestresponse, consistenthash, p2c.
     #[arg(long, default_value = "roundrobin")]
     loadbalance: String,
-    /// Cluster strategy for the main consumer: failover, failfast, failsafe, failback,
-    /// forking, broadcast, available.
+    /// Cluster strategy inside each group (the reference itself is mergeable, as group=*):
+    /// failover, failfast, failsafe, failback, forking, broadcast, available.
     #[arg(long, default_value = "failover")]
     cluster: String,
     /// Calls per step.
@@ -110,14 +116,18 @@ impl Invoker for DemoInvoker {
             ));
         }
         let version = self.url.param("version").unwrap_or("");
+        let group = self.url.param("group").unwrap_or("");
         let arg = invocation
             .arguments()
             .first()
             .and_then(|v| v.as_str())
             .unwrap_or("");
-        Ok(RpcResponse::new(json!(format!(
-            "hello {arg}, from {addr} (v{version})"
-        ))))
+        let hello = format!("hello {arg}, from {addr} (v{version}, {group})");
+        Ok(RpcResponse::new(match invocation.method() {
+            // Declared as java.util.List<String>: mergeable with merger=true.
+            LIST_METHOD => json!([hello]),
+            _ => json!(hello),
+        }))
     }
 }
 
@@ -142,7 +152,7 @@ fn provider(port: u16, version: &str, group: &str) -> Url {
         .param("group", group)
         .param("application", "demo-provider")
         .param("side", "provider")
-        .param("methods", "sayHello")
+        .param("methods", "sayHello,listHello")
         .param("timestamp", &started.to_string())
         .build()
 }
@@ -223,6 +233,21 @@ fn print_counts(counts: &BTreeMap<String, usize>, urls: &[Url]) {
     }
 }
 
+/// The groups of the providers that received calls.
+fn groups_of(counts: &BTreeMap<String, usize>, urls: &[Url]) -> Vec<String> {
+    let mut g: Vec<String> = counts
+        .keys()
+        .filter_map(|addr| {
+            urls.iter()
+                .find(|u| u.address().as_deref() == Some(addr.as_str()))
+                .map(|u| u.param_or("group", "").to_owned())
+        })
+        .collect();
+    g.sort();
+    g.dedup();
+    g
+}
+
 async fn calls(invoker: &SharedInvoker, n: usize) -> (usize, usize, Option<String>) {
     let (mut ok, mut failed, mut last) = (0, 0, None);
     for i in 0..n {
@@ -283,6 +308,7 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
         ("loadbalance", a.loadbalance.as_str()),
         ("cluster", a.cluster.as_str()),
         ("retries", "2"),
+        ("listHello.merger", "true"),
         (
             "mock",
             "fail:return \"fallback: DemoService is unavailable\"",
@@ -313,9 +339,14 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let reference = cluster::join(dir.clone() as Arc<dyn Directory>);
+    println!(
+        "   group=* is a multi-group reference: Dubbo joins it with the mergeable cluster, one \
+         {} cluster per group inside",
+        a.cluster
+    );
 
     step.next(&format!(
-        "{} calls spread by the {} load balancer",
+        "{} calls go to the first available group, spread there by the {} load balancer",
         a.calls, a.loadbalance
     ));
     let before = world.snapshot();
@@ -327,13 +358,25 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
         ok == a.calls && failed == 0,
         &format!("{ok} of {} calls succeeded", a.calls),
     )?;
+    let served = groups_of(&spread, &providers);
+    check(
+        served.len() == 1,
+        &format!(
+            "every call went to one group ({}), none across groups",
+            served.join(", ")
+        ),
+    )?;
+    let group = served.first().cloned().unwrap_or_default();
     // Latency-aware balancers (p2c, shortestresponse) rightly prefer the fastest provider and
     // consistent hashing pins keys: only the spreading balancers must reach every provider.
     if matches!(
         a.loadbalance.as_str(),
         "random" | "roundrobin" | "leastactive"
     ) {
-        check(spread.len() == 4, "every provider received calls")?;
+        check(
+            spread.len() == 2,
+            &format!("both providers of group {group} received calls"),
+        )?;
     }
 
     // The busiest provider of the previous step fails, so the balancer is sure to pick it.
@@ -343,7 +386,7 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
         .map(|(addr, _)| addr.clone())
         .unwrap_or_else(|| "127.0.0.1:20880".to_owned());
     step.next(&format!(
-        "{victim} starts failing; failover retries on another provider"
+        "{victim} starts failing; failover retries on another provider of group {group}"
     ));
     world.set_failing(&victim, true);
     let before = world.snapshot();
@@ -362,11 +405,17 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
             "the failing provider was tried",
         )?;
         check(attempts > a.calls, "failed attempts were retried elsewhere")?;
+        check(
+            groups_of(&spread, &providers) == [group.clone()],
+            &format!("retries stayed inside group {group}"),
+        )?;
     }
     world.set_failing(&victim, false);
 
-    step.next("a new provider (2.0.0, blue) joins live");
-    let newcomer = provider(20884, "2.0.0", "blue");
+    step.next(&format!(
+        "a new provider (2.0.0, {group}) joins group {group} live"
+    ));
+    let newcomer = provider(20884, "2.0.0", &group);
     registry
         .register(&newcomer)
         .await
@@ -389,6 +438,35 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
     check(
         newcomer_calls > 0 || matches!(a.loadbalance.as_str(), "p2c" | "shortestresponse"),
         "the newcomer receives calls",
+    )?;
+
+    step.next(&format!(
+        "{LIST_METHOD} has merger=true: every group is called and the lists are merged"
+    ));
+    let before = world.snapshot();
+    let inv = Invocation::new(LIST_METHOD)
+        .with_arguments(vec!["java.lang.String".into()], vec![json!("everyone")])
+        .with_return_type("java.util.List<java.lang.String>");
+    let merged = reference
+        .invoke(&inv)
+        .await
+        .map_err(|e| anyhow::anyhow!("{LIST_METHOD} failed: {e}"))?;
+    let answers: Vec<String> = merged
+        .value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    for line in &answers {
+        println!("   {line}");
+    }
+    let spread = diff(&world.snapshot(), &before);
+    check(
+        answers.len() == 2 && groups_of(&spread, &all).len() == 2,
+        "one answer from each of the two groups, merged into one list",
     )?;
 
     step.next("every provider goes away; mock=fail:return answers");

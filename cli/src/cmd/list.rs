@@ -55,6 +55,8 @@ pub struct Args {
     /// Print a JSON array of {url, category, address, interface, group, version} sorted by url.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    route: super::route_view::RouteOpts,
 }
 
 /// One listed URL.
@@ -67,6 +69,9 @@ struct Row {
 
 /// Lists the current URLs; exit 0 (also when there are none).
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.route.method.is_some() {
+        return super::route_view::list(&a.filter, &a.route, a.json);
+    }
     let rt = super::runtime()?;
     rt.block_on(async {
         let consumer = a.filter.consumer()?;

@@ -1,10 +1,12 @@
 //! One module per subcommand.
 
 pub mod bench;
+pub mod config;
 pub mod conformance;
 pub mod demo;
 pub mod list;
 pub mod register;
+pub mod route_view;
 pub mod watch;
 
 /// The tokio runtime every networked subcommand runs on (two workers: the CLI does little

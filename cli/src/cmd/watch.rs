@@ -2,15 +2,18 @@
 //!
 //! `--json` prints NDJSON, one `{"category":..,"urls":[..]}` line per notification. The human
 //! form prints, per notification, the time, the category and `+`/`-` lines for what changed.
+//!
+//! Each provider is rendered once and its printable form kept ([`view`]), so a change among
+//! 10k providers renders one URL.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod view;
+
 use std::io::Write;
 use std::process::ExitCode;
 
-use serde_json::json;
-
 use super::list::Filter;
 use crate::registry_factory::{self, REGISTRY_URL_HELP};
+use view::{Diff, View};
 
 /// Arguments of `watch`.
 #[derive(Debug, clap::Args)]
@@ -21,61 +24,75 @@ pub struct Args {
     /// Print NDJSON: one {"category":..,"urls":[..]} line per notification.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    route: super::route_view::RouteOpts,
 }
 
 /// Watches until Ctrl-C (exit 0) or until the registry ends the stream (exit 1).
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.route.method.is_some() {
+        return super::route_view::watch(&a.filter, &a.route, a.json);
+    }
     let rt = super::runtime()?;
-    rt.block_on(async {
-        let consumer = a.filter.consumer()?;
-        let registry = registry_factory::connect(&a.filter.registry, a.filter.timeout()).await?;
-        let mut sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
-            .await
-            .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
-            .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
-        let mut last: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        let mut out = std::io::stdout();
-        let code = loop {
-            let n = tokio::select! {
-                _ = tokio::signal::ctrl_c() => break ExitCode::SUCCESS,
-                n = sub.next() => n,
-            };
-            let Some(n) = n else {
-                eprintln!("registry ended the subscription");
-                break ExitCode::FAILURE;
-            };
-            let urls: Vec<String> = n.urls.iter().map(ToString::to_string).collect();
-            if a.json {
-                writeln!(out, "{}", json!({"category": &*n.category, "urls": urls}))?;
-            } else {
-                let now: BTreeSet<String> = if n.is_empty_marker() {
-                    BTreeSet::new()
-                } else {
-                    urls.into_iter().collect()
-                };
-                let before = last.entry(n.category.to_string()).or_default();
-                writeln!(
-                    out,
-                    "{} {} ({} url{})",
-                    clock(),
-                    n.category,
-                    now.len(),
-                    if now.len() == 1 { "" } else { "s" }
-                )?;
-                for u in before.difference(&now) {
-                    writeln!(out, "  - {u}")?;
-                }
-                for u in now.difference(before) {
-                    writeln!(out, "  + {u}")?;
-                }
-                *before = now;
-            }
-            out.flush()?;
+    // The loop runs as a task on a worker, not in `block_on` on this thread: a notification
+    // published by a registry task then wakes it on the same worker (no thread hand-off).
+    let task = rt.spawn(watch(a));
+    rt.block_on(task)?
+}
+
+async fn watch(a: Args) -> anyhow::Result<ExitCode> {
+    let consumer = a.filter.consumer()?;
+    let registry = registry_factory::connect(&a.filter.registry, a.filter.timeout()).await?;
+    let mut sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
+        .await
+        .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
+        .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
+    let mut view = View::new(a.json);
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let code = loop {
+        let n = tokio::select! {
+            biased;
+            n = sub.next() => n,
+            _ = &mut ctrl_c => break ExitCode::SUCCESS,
         };
-        drop(sub);
-        registry.destroy().await;
-        Ok(code)
-    })
+        let Some(n) = n else {
+            eprintln!("registry ended the subscription");
+            break ExitCode::FAILURE;
+        };
+        let mut out = std::io::stdout().lock();
+        if a.json {
+            view.write_json(&n, &mut out)?;
+        } else {
+            print_diff(&mut out, &n.category, &view.diff(&n))?;
+        }
+        out.flush()?;
+    };
+    drop(sub);
+    registry.destroy().await;
+    Ok(code)
+}
+
+/// The human form of one notification: the time, the category, the count, then `-` and `+`
+/// lines (each group sorted), written in pieces of [`view::CHUNK`] bytes (a first list of 10k
+/// providers is never built as one string).
+fn print_diff(out: &mut impl Write, category: &str, d: &Diff) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::with_capacity(view::CHUNK, out);
+    writeln!(
+        w,
+        "{} {category} ({} url{})",
+        clock(),
+        d.count,
+        if d.count == 1 { "" } else { "s" }
+    )?;
+    for (sign, texts) in [("  - ", &d.removed), ("  + ", &d.added)] {
+        for t in texts {
+            w.write_all(sign.as_bytes())?;
+            w.write_all(t.as_bytes())?;
+            w.write_all(b"\n")?;
+        }
+    }
+    w.flush()
 }
 
 /// `HH:MM:SS.mmm` UTC.

@@ -7,10 +7,13 @@
 //! unlisted rule counts as a failure.
 
 mod cluster;
+mod config_parser;
 mod core;
 mod directory;
 mod loadbalance;
+mod mergeable;
 mod nacos;
+mod router;
 mod zk;
 
 use std::collections::BTreeMap;
@@ -107,14 +110,18 @@ fn dispatch(kind: &str, subkind: &str, v: &Value) -> Outcome {
             _ => core::run(kind, subkind, v),
         },
         "zk_path" => zk::run(kind, subkind, v),
+        "config_parser" => config_parser::run(kind, subkind, v),
+        "condition_router" | "tag_router" => router::run(kind, subkind, v),
         "nacos_service_name_parse" | "nacos_is_compatible" => nacos::run(kind, subkind, v),
         "mock_value" => cluster::run(kind, subkind, v),
+        "result_merger" => mergeable::run(kind, subkind, v),
         "loadbalance_distribution" => loadbalance::run(kind, subkind, v),
         "cluster_behaviour" => match subkind {
             "registry_directory" | "registry_notify" | "registry_retry" => {
                 directory::run(kind, subkind, v)
             }
             "active_limit" => loadbalance::run(kind, subkind, v),
+            "mergeable" => mergeable::run(kind, subkind, v),
             _ => cluster::run(kind, subkind, v),
         },
         _ => Outcome::Skip(format!("unknown kind {kind:?}")),

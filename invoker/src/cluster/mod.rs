@@ -15,6 +15,11 @@
 //! | `forking` | `forks` parallel calls, first answer wins, `timeout` bounds the wait |
 //! | `broadcast` | call every provider; `broadcast.fail.percent` stops early |
 //! | `available` | the first available provider, no load balancing |
+//! | `mergeable` | multi-group references: the first available group, or every group merged ([`mergeable`]) |
+//!
+//! A reference whose `group` is `*` or a list of several names is always joined with
+//! `mergeable` at the top (whatever `cluster` says); each group inside keeps the consumer's
+//! own strategy ([`crate::directory::ClusterGroupJoiner`]).
 //!
 //! Runtime: calls run on the caller's Tokio runtime. `forking` (its `timeout`) and `failback`
 //! (its background retries, spawned on the current runtime) need the time driver enabled
@@ -27,6 +32,7 @@ pub mod failfast;
 pub mod failover;
 pub mod failsafe;
 pub mod forking;
+pub mod mergeable;
 
 mod available;
 
@@ -42,6 +48,7 @@ pub use self::failback::FailbackOptions;
 use crate::directory::Directory;
 use crate::filter::{apply_layers, InvokerLayer};
 use crate::loadbalance::LoadBalance;
+use crate::merger::MergerRegistry;
 use crate::mock::{MockClusterInvoker, MockRegistry};
 use crate::rpc::{Invocation, Invoker, RpcResult, SharedInvoker};
 
@@ -63,6 +70,8 @@ pub enum ClusterKind {
     Broadcast,
     /// `available`.
     Available,
+    /// `mergeable` (multi-group references).
+    Mergeable,
 }
 
 impl ClusterKind {
@@ -77,6 +86,7 @@ impl ClusterKind {
             "forking" => ClusterKind::Forking,
             "broadcast" => ClusterKind::Broadcast,
             "available" => ClusterKind::Available,
+            "mergeable" => ClusterKind::Mergeable,
             _ => return None,
         })
     }
@@ -91,6 +101,18 @@ impl ClusterKind {
             ClusterKind::Forking => "forking",
             ClusterKind::Broadcast => "broadcast",
             ClusterKind::Available => "available",
+            ClusterKind::Mergeable => "mergeable",
+        }
+    }
+
+    /// The top-level strategy of a reference (`RegistryProtocol#refer`): `mergeable` when the
+    /// consumer's `group` is `*` or several names ([`mergeable::is_mergeable`]), else
+    /// [`ClusterKind::for_url`].
+    pub fn for_reference(consumer_url: &Url) -> Self {
+        if mergeable::is_mergeable(consumer_url) {
+            ClusterKind::Mergeable
+        } else {
+            ClusterKind::for_url(consumer_url)
         }
     }
 
@@ -130,6 +152,9 @@ pub struct ClusterOptions {
     /// [`FutureLayer`](crate::filter::future::FutureLayer)), first = outermost. [`join_with`]
     /// puts them between the mock wrapper and the strategy, as Dubbo does. Empty by default.
     pub layers: Vec<Arc<dyn InvokerLayer>>,
+    /// Where `merger` names and `.method` mergers are looked up (mergeable cluster); `None` =
+    /// the process-wide [`MergerRegistry::global`].
+    pub merger_registry: Option<Arc<MergerRegistry>>,
 }
 
 impl Default for ClusterOptions {
@@ -141,11 +166,13 @@ impl Default for ClusterOptions {
             failback: FailbackOptions::default(),
             mock_registry: None,
             layers: Vec::new(),
+            merger_registry: None,
         }
     }
 }
 
-/// Builds the cluster for `directory` (strategy from its consumer URL's `cluster` param),
+/// Builds the cluster for `directory` (strategy from its consumer URL: `mergeable` for a
+/// multi-group reference, else its `cluster` param),
 /// wrapped in a [`MockClusterInvoker`]: the invoker a consumer reference calls.
 pub fn join(directory: Arc<dyn Directory>) -> SharedInvoker {
     join_with(directory, ClusterOptions::default())
@@ -169,14 +196,22 @@ pub struct ClusterInvoker {
     core: Arc<ClusterCore>,
     kind: ClusterKind,
     failback: Option<Failback>,
+    mergers: Arc<MergerRegistry>,
+    registry_url: Url,
 }
 
 impl ClusterInvoker {
-    /// A cluster over `directory` with `options`.
+    /// A cluster over `directory` with `options`; without an explicit kind the strategy is
+    /// [`ClusterKind::for_reference`] of the directory's consumer URL.
     pub fn new(directory: Arc<dyn Directory>, options: ClusterOptions) -> Self {
         let kind = options
             .kind
-            .unwrap_or_else(|| ClusterKind::for_url(&directory.consumer_url()));
+            .unwrap_or_else(|| ClusterKind::for_reference(&directory.consumer_url()));
+        let mergers = options
+            .merger_registry
+            .clone()
+            .unwrap_or_else(MergerRegistry::global);
+        let registry_url = directory.registry_url();
         let core = Arc::new(ClusterCore::new(
             directory,
             options.loadbalance,
@@ -187,6 +222,8 @@ impl ClusterInvoker {
             core,
             kind,
             failback,
+            mergers,
+            registry_url,
         }
     }
 
@@ -212,6 +249,10 @@ impl Invoker for ClusterInvoker {
         self.core.url()
     }
 
+    fn registry_url(&self) -> Option<&Url> {
+        Some(&self.registry_url)
+    }
+
     fn is_available(&self) -> bool {
         !self.core.is_destroyed() && self.core.directory().is_available()
     }
@@ -228,6 +269,9 @@ impl Invoker for ClusterInvoker {
             ClusterKind::Forking => forking::invoke(core, invocation, set, &*lb).await,
             ClusterKind::Broadcast => broadcast::invoke(core, invocation, &set).await,
             ClusterKind::Available => available::invoke(core, invocation, &set).await,
+            ClusterKind::Mergeable => {
+                mergeable::invoke(core, invocation, &set, &self.mergers).await
+            }
             ClusterKind::Failback => match &self.failback {
                 Some(fb) => fb.invoke(&self.core, invocation, &set, lb).await,
                 None => failsafe::invoke(core, invocation, &set, &*lb).await,

@@ -15,10 +15,12 @@
 //!   collected so far in that batch (2.6).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use registry_core::matching::is_empty_url;
 use registry_core::Url;
 
+use super::condition_match::ConditionMatch;
 use super::options::DubboCompat;
 
 const ANYHOST: &str = "0.0.0.0";
@@ -55,6 +57,9 @@ pub struct Configurator {
     priority: i64,
     /// The parameters to write: the URL's params minus condition keys and `~` keys.
     values: Box<[(Box<str>, Box<str>)]>,
+    /// The v3.0 `match` condition of a config-centre rule (Java's URL attribute
+    /// `MATCH_CONDITION`), checked when `configVersion` starts with `v3.0`.
+    match_condition: Option<Arc<ConditionMatch>>,
 }
 
 impl Configurator {
@@ -75,7 +80,45 @@ impl Configurator {
             kind,
             priority: url.param_i64("priority", 0),
             values,
+            match_condition: None,
         })
+    }
+
+    /// This configurator with a v3.0 `match` condition attached.
+    pub fn with_match(mut self, condition: Option<Arc<ConditionMatch>>) -> Configurator {
+        self.match_condition = condition;
+        self
+    }
+
+    /// The v3.0 `match` condition, if any.
+    pub fn match_condition(&self) -> Option<&ConditionMatch> {
+        self.match_condition.as_deref()
+    }
+
+    /// Whether this configurator can change a provider URL whose host is `provider_host`
+    /// and port `provider_port`, for a consumer on `local_host`. False only when
+    /// [`Configurator::configure`] is certainly the identity for every such URL (used to
+    /// re-merge only the affected providers when rules change).
+    pub fn may_affect(&self, provider_host: &str, provider_port: i32, local_host: &str) -> bool {
+        let cfg = &self.url;
+        let Some(h) = cfg.host() else { return false };
+        if !cfg.has_param("configVersion") && cfg.port() != 0 && cfg.port() != provider_port {
+            return false;
+        }
+        if h != ANYHOST && h != local_host && h != provider_host {
+            return false;
+        }
+        if let Some(providers) = cfg.param("providerAddresses").filter(|s| !s.is_empty()) {
+            let port = provider_port.to_string();
+            return providers.split(',').any(|a| {
+                if a.matches(':').count() > 1 {
+                    return true; // IPv6: do not guess
+                }
+                let (ah, ap) = a.rsplit_once(':').unwrap_or((a, ""));
+                ah == ANYHOST || (ah == provider_host && (ap.is_empty() || ap == port))
+            });
+        }
+        true
     }
 
     /// The configurator URL.
@@ -145,6 +188,15 @@ impl Configurator {
         }
         if !self.conditions_match(target, compat) {
             return target.clone();
+        }
+        if let Some(m) = &self.match_condition {
+            let v30 = self
+                .url
+                .param("configVersion")
+                .is_some_and(|v| v.starts_with("v3.0"));
+            if v30 && !m.is_match(host, target) {
+                return target.clone();
+            }
         }
         let values = self.values.iter().map(|(k, v)| (&**k, &**v));
         match self.kind {

@@ -1,7 +1,9 @@
 //! The default [`GroupJoiner`]: one cluster invoker per group over a [`StaticDirectory`]
 //! of that group's providers (Dubbo's `cluster.join(new StaticDirectory(group), false)`, §7.2
-//! step 5). The strategy comes from the providers' merged URL (`cluster`, default failover);
-//! there is no mock wrapper (the reference's own cluster has it).
+//! step 5). The strategy comes from the providers' merged URL (`cluster`, default failover),
+//! never `mergeable` (that is the reference's top level, even when a group-less provider's
+//! merged URL carries the consumer's `group=*`); there is no mock wrapper (the reference's own
+//! cluster has it).
 
 use std::sync::Arc;
 
@@ -9,7 +11,7 @@ use registry_core::Url;
 
 use super::options::GroupJoiner;
 use super::static_directory::StaticDirectory;
-use crate::cluster::{ClusterInvoker, ClusterOptions};
+use crate::cluster::{ClusterInvoker, ClusterKind, ClusterOptions};
 use crate::rpc::SharedInvoker;
 
 /// Joins each group's invokers into a [`ClusterInvoker`].
@@ -32,7 +34,11 @@ impl GroupJoiner for ClusterGroupJoiner {
             .first()
             .map(|i| i.url().clone())
             .unwrap_or_else(|| Url::builder("static").param("group", group).build());
+        let mut options = self.options.clone();
+        if options.kind.is_none() {
+            options.kind = Some(ClusterKind::for_url(&url));
+        }
         let dir = Arc::new(StaticDirectory::new(url, invokers));
-        Arc::new(ClusterInvoker::new(dir, self.options.clone()))
+        Arc::new(ClusterInvoker::new(dir, options))
     }
 }

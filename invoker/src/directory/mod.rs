@@ -26,6 +26,12 @@
 //!
 //! Applying a providers notification is incremental (see `table.rs`): cost is proportional
 //! to the number of changed providers plus cheap pointer lookups, not to a full rebuild.
+//!
+//! Governance rules from a config centre ([`rules::RuleWatcher`]) reach the directory through
+//! [`RegistryDirectory::set_router_rule`] and
+//! [`RegistryDirectory::set_dynamic_configurators`] (override YAML parsed by [`config_parser`];
+//! applied after the registry's configurators: registry, application, service). A rule change
+//! re-merges only the providers its configurators may touch.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -37,11 +43,15 @@ use crate::invoker_set::InvokerSet;
 use crate::rpc::{Invocation, RpcError};
 
 pub mod bench_support;
+pub mod condition_match;
+pub mod config_parser;
 pub mod configurator;
 mod group_join;
 pub mod merge;
 mod options;
 mod registry_directory;
+mod routing;
+pub mod rules;
 mod snapshot;
 mod table;
 #[cfg(test)]
@@ -51,7 +61,8 @@ mod tests;
 
 pub use group_join::ClusterGroupJoiner;
 pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
-pub use registry_directory::{RegistryDirectory, SUBSCRIBE_CATEGORIES};
+pub use registry_directory::{ConfiguratorScope, RegistryDirectory, SUBSCRIBE_CATEGORIES};
+pub use rules::RuleWatcher;
 pub use snapshot::{group_invokers, is_multi_group};
 
 /// A source of invokers for one consumer reference.

@@ -21,15 +21,24 @@ use tokio_util::sync::CancellationToken;
 
 use super::configurator::{configure_all, to_configurators, Configurator};
 use super::group_join::ClusterGroupJoiner;
+use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
-use super::snapshot::{build, is_multi_group, BuildCtx, Phase, Snapshot};
+use super::snapshot::{build, is_multi_group, BuildCtx, ChainInputs, Phase, Snapshot};
 use super::table::{Applied, Ctx, ProviderTable};
 use super::Directory;
 use crate::filter::active_limit::CountingFactory;
 use crate::invoker_set::InvokerSet;
+use crate::router::chain::{Chain, ChainMode, RuleSet};
+use crate::router::condition::Dialect;
 use crate::router::mock::wants_mock;
-use crate::router::Router;
+use crate::router::url_rule::{is_condition_url, UrlCondition, UrlConditionRouter};
+use crate::router::{Router, RouterError, RuleKey};
 use crate::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
+use dynamic_config::DynamicConfigurators;
+
+mod dynamic_config;
+
+pub use dynamic_config::ConfiguratorScope;
 
 /// Categories `notify` accepts (`RegistryDirectory#isValidCategory`).
 const VALID_CATEGORIES: [&str; 5] = [
@@ -59,6 +68,7 @@ pub struct RegistryDirectory {
     directory_url: ArcSwap<Url>,
     state: Mutex<State>,
     ready: watch::Sender<bool>,
+    provider_apps: watch::Sender<Vec<String>>,
     destroyed: AtomicBool,
     cancel: CancellationToken,
     registration: Mutex<Option<(Arc<dyn Registry>, Url)>>,
@@ -67,9 +77,15 @@ pub struct RegistryDirectory {
 #[derive(Debug, Default)]
 struct State {
     table: ProviderTable,
+    /// The configurators applied, in order: registry `configurators` category, then the
+    /// config centre's application-level and service-level rules (`dynamic`).
     configurators: Vec<Configurator>,
+    dynamic: DynamicConfigurators,
     router_urls: Vec<Url>,
     dynamic_routers: Vec<Arc<dyn Router>>,
+    /// Routing rules: config-centre YAML (by key) and, in the 2.x modes, registry
+    /// `condition://` URLs.
+    rules: RuleSet,
     forbidden: bool,
 }
 
@@ -109,6 +125,7 @@ impl RegistryDirectory {
             factory
         };
         let (ready, _) = watch::channel(false);
+        let (provider_apps, _) = watch::channel(Vec::new());
         let joiner = options
             .group_joiner
             .clone()
@@ -125,6 +142,7 @@ impl RegistryDirectory {
             snapshot: ArcSwap::from_pointee(Snapshot::empty(Phase::Waiting)),
             state: Mutex::new(State::default()),
             ready,
+            provider_apps,
             destroyed: AtomicBool::new(false),
             cancel: CancellationToken::new(),
             registration: Mutex::new(None),
@@ -210,6 +228,114 @@ impl RegistryDirectory {
     /// The consumer URL registered under `consumers`, if any.
     pub fn registered_consumer_url(&self) -> Option<Url> {
         self.registration.lock().as_ref().map(|(_, u)| u.clone())
+    }
+
+    /// Sets (`Some(raw YAML)`) or clears (`None`, the key was deleted) a routing rule from the
+    /// config centre (group [`crate::router::RULE_GROUP`], key [`RuleKey::config_key`]).
+    ///
+    /// An invalid rule logs a warning naming the key and keeps the previous rule, as Java
+    /// does; the error says why it was refused. A script rule is refused the same way.
+    /// The new rule applies to calls listed after this returns.
+    ///
+    /// Errors: the rule was refused ([`RouterError::is_bad_rule`], unsupported version or
+    /// script), or the directory is destroyed.
+    pub fn set_router_rule(&self, key: RuleKey, raw: Option<&str>) -> Result<(), RouterError> {
+        if self.destroyed.load(Ordering::Acquire) {
+            return Err(RouterError::Destroyed);
+        }
+        let config_key = key.config_key(&self.consumer);
+        let mut st = self.state.lock();
+        let started = std::time::Instant::now();
+        match st.rules.apply(&key, raw, self.dialect()) {
+            Err(e) => {
+                tracing::warn!(key = %config_key, error = %e, "routing rule refused; the previous rule stays");
+                Err(e)
+            }
+            Ok(false) => Ok(()),
+            Ok(true) => {
+                self.publish_rules(&st);
+                tracing::debug!(key = %config_key, removed = raw.is_none(), elapsed = ?started.elapsed(), "routing rule applied");
+                Ok(())
+            }
+        }
+    }
+
+    /// The condition-matching dialect of the compatibility mode.
+    fn dialect(&self) -> Dialect {
+        match self.options.compat {
+            DubboCompat::V3 => Dialect::V3,
+            DubboCompat::V26 | DubboCompat::V27 => Dialect::V27,
+        }
+    }
+
+    /// The per-call chain's inputs (`None` for the 2.6 per-method cache, which routes when
+    /// the snapshot is built).
+    fn chain_inputs<'a>(&'a self, st: &'a State) -> Option<ChainInputs<'a>> {
+        if self.mode == MethodCacheMode::Dubbo26 {
+            return None;
+        }
+        let mode = match self.options.compat {
+            DubboCompat::V3 => ChainMode::V3,
+            DubboCompat::V26 | DubboCompat::V27 => ChainMode::V27,
+        };
+        Some(ChainInputs {
+            rules: &st.rules,
+            mode,
+            consumer_app: self.consumer.param("application").unwrap_or(""),
+            exclude_tag: self
+                .consumer
+                .param_list("router")
+                .iter()
+                .any(|r| r.trim() == "-tag" || r.trim() == "-default"),
+        })
+    }
+
+    /// Applies a rule change: the providers did not change, so the new snapshot shares
+    /// every set and target of the current one and only gets a new chain.
+    fn publish_rules(&self, st: &State) {
+        let current = self.snapshot.load();
+        if let (Some(inputs), Some(routing)) = (self.chain_inputs(st), current.routing.as_ref()) {
+            let chain = Chain::build(
+                inputs.rules,
+                routing.targets(),
+                inputs.consumer_app,
+                inputs.mode,
+                inputs.exclude_tag,
+            );
+            if let Some(snap) = current.with_routing(Arc::new(routing.with_chain(Arc::new(chain))))
+            {
+                self.snapshot.store(Arc::new(snap));
+                crate::metrics::snapshot_published();
+                return;
+            }
+        }
+        if current.phase == Phase::Ready {
+            self.publish(st);
+        }
+    }
+
+    /// Number of routing rules held (config-centre keys plus registry condition URLs).
+    pub fn router_rule_count(&self) -> usize {
+        let st = self.state.lock();
+        usize::from(st.rules.service.is_some())
+            + st.rules.app.len()
+            + st.rules.tag.len()
+            + st.rules.url_rules.len()
+    }
+
+    /// The distinct provider applications of the current list, in list order (the provider
+    /// URL's `application`, else `remote.application`; empty ones skipped). The rules keyed by
+    /// a provider application (`<app>.tag-router`, `<app>.condition-router`) apply while that
+    /// application is the first one here, as in Java; the config-centre watcher follows the
+    /// keys of every application listed so that a change of the first one needs no re-read.
+    pub fn provider_applications(&self) -> Vec<String> {
+        self.provider_apps.borrow().clone()
+    }
+
+    /// A change notification for [`RegistryDirectory::provider_applications`]: the receiver
+    /// sees a new value whenever the set (or its order) changes.
+    pub fn watch_provider_applications(&self) -> watch::Receiver<Vec<String>> {
+        self.provider_apps.subscribe()
     }
 
     /// The router URLs last notified (kept even without a router factory).
@@ -309,7 +435,7 @@ impl RegistryDirectory {
         let mut st = self.state.lock();
         let mut cfg_changed = false;
         if let Some(cs) = to_configurators(&configurators, self.options.compat) {
-            st.configurators = cs;
+            st.set_registry_configurators(cs);
             cfg_changed = true;
         }
         let mut routers_changed = false;
@@ -327,9 +453,38 @@ impl RegistryDirectory {
                 Some(f) => st.router_urls.iter().filter_map(|u| f.router(u)).collect(),
                 None => Vec::new(),
             };
+            self.apply_url_rules(&mut st);
             routers_changed = true;
         }
         self.refresh(&mut st, providers, cfg_changed, routers_changed);
+    }
+
+    /// Registry `condition://` URLs: Dubbo 3.3 has no `condition` RouterFactory and ignores
+    /// them; the 2.6/2.7 modes apply them. A URL whose rule does not parse is reported and
+    /// the previous URL rules are kept.
+    fn apply_url_rules(&self, st: &mut State) {
+        let conds: Vec<&Url> = st
+            .router_urls
+            .iter()
+            .filter(|u| is_condition_url(u))
+            .collect();
+        if self.options.compat == DubboCompat::V3 {
+            if !conds.is_empty() {
+                tracing::info!(count = conds.len(), "ignoring condition:// router URLs, as Dubbo 3.3 does (applied only in the 2.6/2.7 modes)");
+            }
+            return;
+        }
+        let mut rules = Vec::with_capacity(conds.len());
+        for u in conds {
+            match UrlCondition::from_url(u, self.dialect()) {
+                Ok(r) => rules.push(Arc::new(r)),
+                Err(e) => {
+                    tracing::warn!(url = %u.without_params(&["rule"]), error = %e, "bad condition router URL; the previous router URLs stay");
+                    return;
+                }
+            }
+        }
+        st.rules.url_rules = rules;
     }
 
     /// `refreshOverrideAndInvoker` + `refreshInvoker` (§7.2).
@@ -373,7 +528,14 @@ impl RegistryDirectory {
                 changed: c,
                 retired: r,
                 ..
-            } = st.table.remerge(&ctx);
+            } = {
+                let local = self.consumer.host().unwrap_or("");
+                let touched = st.dynamic.take_touched();
+                st.table.remerge(&ctx, &|raw: &Url| {
+                    let (h, p) = (raw.host().unwrap_or(""), raw.port());
+                    touched.iter().any(|c| c.may_affect(h, p, local))
+                })
+            };
             changed |= c;
             retired.extend(r);
         }
@@ -404,9 +566,23 @@ impl RegistryDirectory {
     }
 
     fn publish(&self, st: &State) {
+        self.update_provider_apps(st);
         let dir_url = self.directory_url.load_full();
         let mut routers: Vec<Arc<dyn Router>> = self.options.routers.clone();
         routers.extend(st.dynamic_routers.iter().cloned());
+        if self.mode == MethodCacheMode::Dubbo26 {
+            // 2.6: condition routers run per cached method when the snapshot is built.
+            let mut urls = st.rules.url_rules.clone();
+            urls.sort_by(|a, b| {
+                a.priority
+                    .cmp(&b.priority)
+                    .then_with(|| a.full.cmp(&b.full))
+            });
+            routers.extend(
+                urls.into_iter()
+                    .map(|u| Arc::new(UrlConditionRouter(u)) as Arc<dyn Router>),
+            );
+        }
         let current = self.snapshot.load();
         let ctx = BuildCtx {
             previous: (current.phase == Phase::Ready).then_some(&*current.all),
@@ -416,6 +592,7 @@ impl RegistryDirectory {
             joiner: Some(&*self.joiner),
             multi_group: self.multi_group,
             mode: self.mode,
+            rules: self.chain_inputs(st),
         };
         let snap = build(st.table.entries(), st.table.has_shared(), &ctx);
         self.snapshot.store(Arc::new(snap));
@@ -425,6 +602,27 @@ impl RegistryDirectory {
             providers = st.table.len(),
             "directory snapshot published"
         );
+    }
+
+    fn update_provider_apps(&self, st: &State) {
+        let mut apps: Vec<String> = Vec::new();
+        for e in st.table.entries() {
+            if e.mock || e.invoker.is_none() {
+                continue;
+            }
+            let app = crate::router::sample::provider_application(&e.raw);
+            if !app.is_empty() && !apps.iter().any(|a| a == app) {
+                apps.push(app.to_owned());
+            }
+        }
+        self.provider_apps.send_if_modified(|cur| {
+            if *cur == apps {
+                false
+            } else {
+                *cur = apps;
+                true
+            }
+        });
     }
 
     fn mark_ready(&self) {

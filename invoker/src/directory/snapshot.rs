@@ -12,8 +12,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
 use super::options::{GroupJoiner, MethodCacheMode};
+use super::routing::Routing;
 use super::table::Entry;
 use crate::invoker_set::InvokerSet;
+use crate::router::chain::{Chain, ChainMode, RuleSet};
+use crate::router::target::Target;
 use crate::router::{route_all, Router};
 use crate::rpc::{Invocation, SharedInvoker};
 
@@ -73,6 +76,8 @@ pub(crate) struct Snapshot {
     pub mock: Arc<InvokerSet>,
     pub methods: Option<MethodMap>,
     pub empty: Arc<InvokerSet>,
+    /// The router chain for per-call routing of `all` (3.x/2.7 shared cache, single group).
+    pub routing: Option<Arc<Routing>>,
 }
 
 impl Snapshot {
@@ -85,15 +90,33 @@ impl Snapshot {
             mock: empty.clone(),
             methods: None,
             empty,
+            routing: None,
         }
     }
 
     /// The set for an invocation (mock attachment already handled by the caller).
     pub fn select(&self, invocation: &Invocation) -> Arc<InvokerSet> {
-        match &self.methods {
-            Some(m) => m.lookup(invocation, &self.empty),
-            None => self.all.clone(),
+        match (&self.methods, &self.routing) {
+            (Some(m), _) => m.lookup(invocation, &self.empty),
+            (None, Some(r)) => r.select(&self.all, invocation),
+            (None, None) => self.all.clone(),
         }
+    }
+
+    /// The same providers with another routing (a rule change). `None` for a snapshot
+    /// without per-call routing (2.6 per-method cache, multi-group, not ready).
+    pub fn with_routing(&self, routing: Arc<Routing>) -> Option<Snapshot> {
+        if self.methods.is_some() || self.routing.is_none() {
+            return None;
+        }
+        Some(Snapshot {
+            phase: self.phase,
+            all: self.all.clone(),
+            mock: self.mock.clone(),
+            methods: None,
+            empty: self.empty.clone(),
+            routing: Some(routing),
+        })
     }
 }
 
@@ -109,6 +132,88 @@ pub(crate) struct BuildCtx<'a> {
     pub previous: Option<&'a InvokerSet>,
     /// Expected number of invokers (capacity hint).
     pub capacity: usize,
+    /// The rules of the per-call router chain (`None`: 2.6 per-method cache).
+    pub rules: Option<ChainInputs<'a>>,
+}
+
+/// What the per-call chain is built from.
+pub(crate) struct ChainInputs<'a> {
+    pub rules: &'a RuleSet,
+    pub mode: ChainMode,
+    /// The consumer's `application`.
+    pub consumer_app: &'a str,
+    /// The consumer's `router` param excludes the tag router (`-tag`).
+    pub exclude_tag: bool,
+}
+
+/// The router view of an invoker listed in the shared set.
+pub(crate) fn target_of(e: &Entry, inv: &SharedInvoker, mode: ChainMode) -> Target {
+    let url = inv.url();
+    Target {
+        invoker: Some(inv.clone()),
+        sample: match mode {
+            ChainMode::V3 => e.raw.clone(),
+            ChainMode::V27 => url.clone(),
+        },
+        raw: e.raw.clone(),
+        tag: url
+            .param(crate::router::tag::TAG_KEY)
+            .filter(|t| !t.is_empty())
+            .map(Box::from),
+    }
+}
+
+/// The routing of a shared set: targets aligned with `all`.
+pub(crate) fn routing_for<'e>(
+    all: &InvokerSet,
+    entries: impl Iterator<Item = &'e Entry>,
+    consumer: &Url,
+    inputs: &ChainInputs<'_>,
+) -> Routing {
+    let entries: Vec<&'e Entry> = entries.collect();
+    let aligned = entries.len() == all.len()
+        && entries
+            .iter()
+            .zip(all.invokers())
+            .all(|(e, i)| e.invoker.as_ref().is_some_and(|x| Arc::ptr_eq(x, i)));
+    let targets: Vec<Target> = if aligned {
+        // No router reordered the list: the entries are the set, in order.
+        entries
+            .iter()
+            .zip(all.invokers())
+            .map(|(e, inv)| target_of(e, inv, inputs.mode))
+            .collect()
+    } else {
+        let by_ptr: FxHashMap<usize, &'e Entry> = entries
+            .iter()
+            .filter_map(|e| {
+                e.invoker
+                    .as_ref()
+                    .map(|i| (Arc::as_ptr(i) as *const () as usize, *e))
+            })
+            .collect();
+        all.invokers()
+            .iter()
+            .map(
+                |inv| match by_ptr.get(&(Arc::as_ptr(inv) as *const () as usize)) {
+                    Some(e) => target_of(e, inv, inputs.mode),
+                    None => {
+                        let mut t = Target::from_url(inv.url().clone());
+                        t.invoker = Some(inv.clone());
+                        t
+                    }
+                },
+            )
+            .collect()
+    };
+    let chain = Chain::build(
+        inputs.rules,
+        &targets,
+        inputs.consumer_app,
+        inputs.mode,
+        inputs.exclude_tag,
+    );
+    Routing::new(Arc::new(chain), Arc::from(targets), consumer.clone())
 }
 
 /// True when the consumer's `group` asks for several groups (`*` or a list).
@@ -163,6 +268,8 @@ pub(crate) fn build<'e>(
     let mut list: Vec<SharedInvoker> =
         Vec::with_capacity(if per_method { 0 } else { ctx.capacity });
     let mut mocks: Vec<SharedInvoker> = Vec::new();
+    let keep_entries = ctx.rules.is_some() && !per_method && !ctx.multi_group;
+    let mut listed: Vec<&'e Entry> = Vec::new();
     for e in entries {
         let Some(inv) = &e.invoker else { continue };
         if dedup && !seen.insert(Arc::as_ptr(inv) as *const () as usize) {
@@ -174,6 +281,9 @@ pub(crate) fn build<'e>(
             normal.push(e);
         } else {
             list.push(inv.clone());
+            if keep_entries {
+                listed.push(e);
+            }
         }
     }
     let empty = Arc::new(InvokerSet::default());
@@ -198,12 +308,22 @@ pub(crate) fn build<'e>(
     match ctx.mode {
         MethodCacheMode::Shared => {
             let all = Arc::new(make_set(finish(list, None)));
+            let routing = match &ctx.rules {
+                Some(inputs) if !ctx.multi_group => Some(Arc::new(routing_for(
+                    &all,
+                    listed.iter().copied(),
+                    ctx.consumer,
+                    inputs,
+                ))),
+                _ => None,
+            };
             Snapshot {
                 phase: Phase::Ready,
                 all,
                 mock,
                 methods: None,
                 empty,
+                routing,
             }
         }
         MethodCacheMode::Dubbo26 => {
@@ -266,6 +386,7 @@ pub(crate) fn build<'e>(
                 mock,
                 methods: Some(map),
                 empty,
+                routing: None,
             }
         }
     }

@@ -323,19 +323,21 @@ impl ProviderTable {
         Some(e)
     }
 
-    /// Re-merges every entry (configurators or the consumer changed). Entries whose merged
-    /// URL is unchanged keep their invoker. When the result would have no valid provider
-    /// while there was one, nothing changes (§7.2 step 4).
-    pub fn remerge(&mut self, ctx: &Ctx<'_>) -> Applied {
+    /// Re-merges the entries whose raw URL `affected` selects (configurators changed; the
+    /// caller passes a filter that is true for every provider a configurator of the old or
+    /// the new list may touch, so the others keep their merged URL unchanged). Entries whose
+    /// merged URL is unchanged keep their invoker. When the result would have no valid
+    /// provider while there was one, nothing changes (§7.2 step 4).
+    pub fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Url) -> bool) -> Applied {
         let valid_before = self.valid();
         let mut plan: Vec<(u32, Url, Option<SharedInvoker>)> = Vec::new();
-        let order = self.order.clone();
         let mut valid_after = valid_before;
-        for &i in &order {
+        for idx in 0..self.order.len() {
+            let i = self.order[idx];
             let Some(Some(e)) = self.slots.get(i as usize) else {
                 continue;
             };
-            if e.filtered {
+            if e.filtered || !affected(&e.raw) {
                 continue;
             }
             let merged = invoker_url(&e.raw, ctx.consumer, ctx.configurators, ctx.compat);

@@ -1,7 +1,12 @@
 //! `leastactive` (§10.2): the invokers with the fewest active calls of this method, then
 //! weighted random among them.
+//!
+//! From [`MIN_INDEX_THRESHOLD`] invokers on (and while no invoker warms up) the choice is made
+//! through a segment tree kept current on call begin/end (`min_index`): the same rule,
+//! O(log n), no allocation.
 
-use super::{pick_min_weighted, with_weights, Clock, LoadBalance, Rand};
+use super::min_index::KeyKind;
+use super::{pick_min_weighted, with_weights, Clock, LoadBalance, Rand, MIN_INDEX_THRESHOLD};
 use crate::invoker_set::InvokerSet;
 use crate::rpc::Invocation;
 
@@ -52,6 +57,9 @@ impl LoadBalance for LeastActiveLoadBalance {
             _ => {}
         }
         let method = invocation.real_method();
+        if n >= MIN_INDEX_THRESHOLD && set.weights_are_static(|| self.clock.now_ms()) {
+            return Some(set.min_index(method, KeyKind::Active).select(&self.rand));
+        }
         Some(set.with_method_statuses(method, |st| {
             with_weights(set, method, &self.clock, |w| {
                 pick_min_weighted(st.iter().map(|s| s.active()), &w, &self.rand)

@@ -30,6 +30,7 @@ use crate::rpc::Invocation;
 mod consistent_hash;
 mod java_string;
 mod least_active;
+pub(crate) mod min_index;
 mod p2c;
 mod random;
 mod round_robin;
@@ -239,6 +240,10 @@ pub(crate) fn with_weights<R>(
 thread_local! {
     static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
+
+/// From this many invokers on, leastactive and shortestresponse choose through a
+/// segment tree (`min_index`, O(log n), maintained on call begin/end) instead of scanning.
+pub const MIN_INDEX_THRESHOLD: usize = 32;
 
 /// Dubbo's "keep the minimum, then weighted random among the ties" (least active, shortest
 /// response). `keys` yields the value to minimise per invoker, in list order. Uses a

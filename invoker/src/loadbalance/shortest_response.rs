@@ -1,7 +1,12 @@
 //! `shortestresponse` (§10.2): the invokers with the lowest estimated response time in the
 //! current sliding window, then weighted random among them.
+//!
+//! From [`MIN_INDEX_THRESHOLD`] invokers on (and while no invoker warms up) the choice is made
+//! through a segment tree kept current on call begin/end and rebuilt once per window
+//! (`min_index`): the same rule, O(log n), no allocation.
 
-use super::{pick_min_weighted, with_weights, Clock, LoadBalance, Rand};
+use super::min_index::KeyKind;
+use super::{pick_min_weighted, with_weights, Clock, LoadBalance, Rand, MIN_INDEX_THRESHOLD};
 use crate::invoker_set::InvokerSet;
 use crate::rpc::Invocation;
 
@@ -69,6 +74,13 @@ impl LoadBalance for ShortestResponseLoadBalance {
             _ => {}
         }
         let method = invocation.real_method();
+        if n >= MIN_INDEX_THRESHOLD && set.weights_are_static(|| self.clock.now_ms()) {
+            let kind = KeyKind::Estimate {
+                slide_ms: self.slide_period_ms,
+                clock: self.clock.clone(),
+            };
+            return Some(set.min_index(method, kind).select(&self.rand));
+        }
         let window = self.clock.now_ms().div_euclid(self.slide_period_ms);
         Some(set.with_method_statuses(method, |st| {
             with_weights(set, method, &self.clock, |w| {

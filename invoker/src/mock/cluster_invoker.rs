@@ -45,6 +45,7 @@ pub struct MockClusterInvoker {
     directory: Arc<dyn Directory>,
     inner: SharedInvoker,
     registry: Arc<MockRegistry>,
+    registry_url: Url,
 }
 
 impl MockClusterInvoker {
@@ -55,6 +56,7 @@ impl MockClusterInvoker {
         registry: Arc<MockRegistry>,
     ) -> Self {
         MockClusterInvoker {
+            registry_url: directory.registry_url(),
             directory,
             inner,
             registry,
@@ -128,6 +130,10 @@ impl MockClusterInvoker {
 impl Invoker for MockClusterInvoker {
     fn url(&self) -> &Url {
         self.inner.url()
+    }
+
+    fn registry_url(&self) -> Option<&Url> {
+        Some(&self.registry_url)
     }
 
     fn is_available(&self) -> bool {

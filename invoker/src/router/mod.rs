@@ -1,14 +1,14 @@
-//! Routers: filters applied to the provider invokers when a directory snapshot is built
-//! (never per call).
+//! Routers: which providers an invocation may go to (Dubbo's router chain, routers.md R1).
 //!
-//! A [`Router`] sees the provider invokers (their URLs are the merged provider URLs) and the
-//! consumer URL, and returns the invokers to keep. With the 3.x shared invoker cache it runs
-//! once per snapshot with `method = None`; with the 2.6 per-method cache it runs once per
-//! cached method.
+//! Dubbo 3.3's fixed chain is: mock selector ([`mock`]), tag ([`RuleKey::AppTag`]), service
+//! condition ([`RuleKey::ServiceCondition`]), provider-application condition and
+//! consumer-application condition ([`RuleKey::AppCondition`]). Rules come from the config
+//! centre as YAML; the directory takes them through
+//! [`crate::directory::RegistryDirectory::set_router_rule`], which refuses a bad rule with a
+//! [`RouterError`] and keeps the previous one.
 //!
-//! Built in: the mock selector ([`mock`]), which the directory always applies: `mock://`
-//! providers are kept apart and only returned to invocations carrying the attachment
-//! `invocation.need.mock=true` (§9).
+//! The pluggable [`Router`] trait filters at snapshot build time (legacy `routers` category
+//! URLs through a [`RouterFactory`], and user routers in the options).
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -17,7 +17,20 @@ use registry_core::Url;
 
 use crate::rpc::SharedInvoker;
 
+pub mod chain;
+pub mod condition;
+pub mod condition_rule;
+mod error;
 pub mod mock;
+pub mod rule_doc;
+mod rule_key;
+pub mod sample;
+pub mod tag;
+pub mod target;
+pub mod url_rule;
+
+pub use error::RouterError;
+pub use rule_key::{service_rule_key, RuleKey, CONDITION_SUFFIX, RULE_GROUP, TAG_SUFFIX};
 
 /// Filters provider invokers for a consumer.
 pub trait Router: Send + Sync + Debug {

@@ -20,6 +20,13 @@ pub trait Invoker: Send + Sync + Debug {
     /// The URL this invoker serves: for a provider, the merged provider URL the consumer sees.
     fn url(&self) -> &Url;
 
+    /// For a cluster invoker (one registry of a multi-registry reference): the registry URL
+    /// its directory follows. Load balancing reads such an invoker's weight from it (Dubbo's
+    /// `AbstractLoadBalance#getWeight` on a `ClusterInvoker`). `None` for provider invokers.
+    fn registry_url(&self) -> Option<&Url> {
+        None
+    }
+
     /// False when the invoker knows it cannot serve (connection down, destroyed).
     fn is_available(&self) -> bool {
         true

@@ -1,0 +1,83 @@
+//! Routing cost: `RegistryDirectory::list` with and without rules, and applying a rule
+//! change to a 10k-provider directory. Run: `cargo bench -p invoker --bench router`.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use invoker::directory::bench_support::{directory_with, provider_list};
+use invoker::directory::Directory;
+use invoker::router::RuleKey;
+use invoker::rpc::Invocation;
+use serde_json::json;
+
+const RULE_A: &str =
+    "configVersion: v3.0\nconditions:\n  - method = sayHello => host != 10.0.1.*\n";
+const RULE_B: &str =
+    "configVersion: v3.0\nconditions:\n  - method = sayHello => host != 10.0.2.*\n";
+const TAG_RULE: &str = "tags:\n  - name: gray\n    addresses: [\"10.0.3.0/24\"]\n";
+const ARG_RULE: &str =
+    "configVersion: v3.0\nconditions:\n  - arguments[0] = vip => host = 10.0.0.*\n";
+
+fn list(c: &mut Criterion) {
+    let mut g = c.benchmark_group("router_list");
+    for n in [1_000usize, 10_000] {
+        let dir = directory_with(&provider_list(n));
+        let call = Invocation::new("sayHello");
+        let tagged = Invocation::new("sayHello").with_attachment("dubbo.tag", "gray");
+        g.bench_function(format!("no_rules/{n}"), |b| {
+            b.iter(|| dir.list(&call).map(|s| s.len()))
+        });
+        dir.set_router_rule(RuleKey::ServiceCondition, Some(RULE_A))
+            .ok();
+        dir.set_router_rule(RuleKey::AppTag("bench-provider".into()), Some(TAG_RULE))
+            .ok();
+        g.bench_function(format!("service_and_tag_rules/{n}"), |b| {
+            b.iter(|| dir.list(&call).map(|s| s.len()))
+        });
+        g.bench_function(format!("service_and_tag_rules_tagged_call/{n}"), |b| {
+            b.iter(|| dir.list(&tagged).map(|s| s.len()))
+        });
+        if n == 1_000 {
+            dir.set_router_rule(RuleKey::ServiceCondition, Some(ARG_RULE))
+                .ok();
+            let vip = Invocation::new("sayHello")
+                .with_arguments(vec!["java.lang.String".into()], vec![json!("vip")]);
+            g.bench_function(format!("argument_rule_per_call/{n}"), |b| {
+                b.iter(|| dir.list(&vip).map(|s| s.len()))
+            });
+        }
+    }
+    g.finish();
+}
+
+fn rule_change(c: &mut Criterion) {
+    let mut g = c.benchmark_group("router_rule_change");
+    g.sample_size(20);
+    let n = 10_000;
+    let dir = directory_with(&provider_list(n));
+    dir.set_router_rule(RuleKey::AppTag("bench-provider".into()), Some(TAG_RULE))
+        .ok();
+    let call = Invocation::new("sayHello");
+    let mut flip = false;
+    g.bench_function(format!("set_rule/{n}"), |b| {
+        b.iter(|| {
+            flip = !flip;
+            dir.set_router_rule(
+                RuleKey::ServiceCondition,
+                Some(if flip { RULE_A } else { RULE_B }),
+            )
+        })
+    });
+    g.bench_function(format!("set_rule_and_first_list/{n}"), |b| {
+        b.iter(|| {
+            flip = !flip;
+            let _ = dir.set_router_rule(
+                RuleKey::ServiceCondition,
+                Some(if flip { RULE_A } else { RULE_B }),
+            );
+            dir.list(&call).map(|s| s.len())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, list, rule_change);
+criterion_main!(benches);

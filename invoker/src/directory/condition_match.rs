@@ -1,0 +1,373 @@
+//! The v3.0 override `match` condition (Dubbo's `ConditionMatch`, routers.md R6.2/R6.3).
+//!
+//! A v3.0 configurator item may carry `match: {address, providerAddress, service, app, param}`;
+//! [`super::config_parser`] keeps it next to the configurator URL (Java's URL attribute
+//! `MATCH_CONDITION`), and [`super::configurator::Configurator`] checks it before applying
+//! its parameters. Unknown fields are dropped, as Java's `PojoUtils` does (so the documented
+//! `match.application` is ignored: Java's field is `app`).
+
+use registry_core::matching::is_match_glob_pattern;
+use registry_core::Url;
+use serde::Serialize;
+use yaml_rust2::Yaml;
+
+const ANYHOST: &str = "0.0.0.0";
+
+/// `StringMatch`: the first set field decides, in the order exact, prefix, regex, wildcard,
+/// empty, noempty (exact/prefix/regex/wildcard never match an absent input).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StringMatch {
+    /// Equal to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact: Option<String>,
+    /// Starts with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Java `String#matches` (the whole input). An invalid pattern matches nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    /// Equal to, or `*` for any present input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wildcard: Option<String>,
+    /// The input is absent or empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty: Option<String>,
+    /// The input is present and not empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noempty: Option<String>,
+}
+
+impl StringMatch {
+    /// `StringMatch#isMatch`.
+    pub fn is_match(&self, input: Option<&str>) -> bool {
+        if let (Some(e), Some(i)) = (&self.exact, input) {
+            return i == e;
+        }
+        if let (Some(p), Some(i)) = (&self.prefix, input) {
+            return i.starts_with(p.as_str());
+        }
+        if let (Some(r), Some(i)) = (&self.regex, input) {
+            return match regex::Regex::new(&format!("^(?:{r})$")) {
+                Ok(re) => re.is_match(i),
+                Err(_) => false,
+            };
+        }
+        if let (Some(w), Some(i)) = (&self.wildcard, input) {
+            return i == w || w == "*";
+        }
+        if self.empty.is_some() {
+            return input.is_none_or(str::is_empty);
+        }
+        if self.noempty.is_some() {
+            return input.is_some_and(|s| !s.is_empty());
+        }
+        false
+    }
+
+    fn from_yaml(y: &Yaml) -> StringMatch {
+        let f = |k: &str| scalar(&y[k]);
+        StringMatch {
+            exact: f("exact"),
+            prefix: f("prefix"),
+            regex: f("regex"),
+            wildcard: f("wildcard"),
+            empty: f("empty"),
+            noempty: f("noempty"),
+        }
+    }
+}
+
+/// `AddressMatch`: `cird` (CIDR or IP expression), `wildcard` (glob; `0.0.0.0`/`*` = any),
+/// `exact`; the first set field decides. An empty input never matches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AddressMatch {
+    /// CIDR (`10.0.0.0/8`) or IP expression (`10.0.0.*`, `10.0.0.1-9`), or the input itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cird: Option<String>,
+    /// Glob on the input (only the last `*` is a wildcard).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wildcard: Option<String>,
+    /// Equal to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact: Option<String>,
+}
+
+impl AddressMatch {
+    /// `AddressMatch#isMatch`.
+    pub fn is_match(&self, input: Option<&str>) -> bool {
+        let Some(input) = input.filter(|s| !s.is_empty()) else {
+            return false;
+        };
+        if let Some(c) = &self.cird {
+            return input == c || match_ip_expression(c, input);
+        }
+        if let Some(w) = &self.wildcard {
+            if w == ANYHOST || w == "*" {
+                return true;
+            }
+            return is_match_glob_pattern(w, Some(input), None);
+        }
+        if let Some(e) = &self.exact {
+            return input == e;
+        }
+        false
+    }
+
+    fn from_yaml(y: &Yaml) -> AddressMatch {
+        AddressMatch {
+            cird: scalar(&y["cird"]),
+            wildcard: scalar(&y["wildcard"]),
+            exact: scalar(&y["exact"]),
+        }
+    }
+}
+
+/// `ListStringMatch`: any of `oneof` matches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ListStringMatch {
+    /// The alternatives.
+    pub oneof: Vec<StringMatch>,
+}
+
+impl ListStringMatch {
+    /// True when one alternative matches.
+    pub fn is_match(&self, input: Option<&str>) -> bool {
+        self.oneof.iter().any(|m| m.is_match(input))
+    }
+
+    fn from_yaml(y: &Yaml) -> ListStringMatch {
+        ListStringMatch {
+            oneof: y["oneof"]
+                .as_vec()
+                .map(|v| v.iter().map(StringMatch::from_yaml).collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// `ParamMatch`: the URL parameter `key` is present and matches `value`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ParamMatch {
+    /// Parameter name.
+    pub key: Option<String>,
+    /// Its condition.
+    pub value: StringMatch,
+}
+
+impl ParamMatch {
+    /// `ParamMatch#isMatch`.
+    pub fn is_match(&self, url: &Url) -> bool {
+        let Some(k) = &self.key else { return false };
+        match url.param(k) {
+            Some(v) => self.value.is_match(Some(v)),
+            None => false,
+        }
+    }
+}
+
+/// `ConditionMatch`: every set part must hold.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionMatch {
+    /// On the host the configurator checks (provider host, or the consumer's own IP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<AddressMatch>,
+    /// On the target URL's `host:port`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_address: Option<AddressMatch>,
+    /// On the target's service key (`[group/]interface[:version]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<ListStringMatch>,
+    /// On the target's `application` param.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<ListStringMatch>,
+    /// On target params.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub param: Option<Vec<ParamMatch>>,
+}
+
+impl ConditionMatch {
+    /// `ConditionMatch#isMatch(host, url)`.
+    pub fn is_match(&self, host: &str, url: &Url) -> bool {
+        if let Some(a) = &self.address {
+            if !a.is_match(Some(host)) {
+                return false;
+            }
+        }
+        if let Some(a) = &self.provider_address {
+            if !a.is_match(url.address().as_deref()) {
+                return false;
+            }
+        }
+        if let Some(s) = &self.service {
+            if !s.is_match(url.service_key().as_deref()) {
+                return false;
+            }
+        }
+        if let Some(a) = &self.app {
+            if !a.is_match(url.param("application")) {
+                return false;
+            }
+        }
+        if let Some(ps) = &self.param {
+            if !ps.iter().all(|p| p.is_match(url)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The `match` object of a configurator item; `None` for a YAML null/absent value.
+    pub(crate) fn from_yaml(y: &Yaml) -> Option<ConditionMatch> {
+        if y.is_null() || y.is_badvalue() {
+            return None;
+        }
+        let part = |k: &str| {
+            let v = &y[k];
+            (!v.is_null() && !v.is_badvalue()).then_some(v)
+        };
+        Some(ConditionMatch {
+            address: part("address").map(AddressMatch::from_yaml),
+            provider_address: part("providerAddress").map(AddressMatch::from_yaml),
+            service: part("service").map(ListStringMatch::from_yaml),
+            app: part("app").map(ListStringMatch::from_yaml),
+            param: part("param").map(|p| {
+                p.as_vec()
+                    .map(|v| {
+                        v.iter()
+                            .map(|m| ParamMatch {
+                                key: scalar(&m["key"]),
+                                value: StringMatch::from_yaml(&m["value"]),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }),
+        })
+    }
+}
+
+/// A YAML scalar as Java's `toString` of the SnakeYAML value; `None` for null, absent or a
+/// collection.
+pub(crate) fn scalar(y: &Yaml) -> Option<String> {
+    match y {
+        Yaml::String(s) | Yaml::Real(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// `NetUtils#matchIpExpression(pattern, address)` for the forms Dubbo documents: a CIDR
+/// (`a.b.c.d/n`), `*`, and dotted patterns with `*` segments or `a-b` ranges. `address`
+/// may carry a `:port`; a pattern with a port requires the same port.
+fn match_ip_expression(pattern: &str, address: &str) -> bool {
+    let (host, port) = split_host_port(address);
+    if let Some((net, bits)) = pattern.split_once('/') {
+        let (Some(n), Some(h), Ok(bits)) = (ipv4(net), ipv4(host), bits.parse::<u32>()) else {
+            return false;
+        };
+        if bits > 32 {
+            return false;
+        }
+        let mask = if bits == 0 {
+            0
+        } else {
+            u32::MAX << (32 - bits)
+        };
+        return n & mask == h & mask;
+    }
+    let (pat_host, pat_port) = split_host_port(pattern);
+    if let Some(pp) = pat_port {
+        if port != Some(pp) {
+            return false;
+        }
+    }
+    if pat_host == "*" || pat_host == "*.*.*.*" {
+        return true;
+    }
+    if pat_host == ANYHOST {
+        return pat_port.is_some();
+    }
+    let (ps, hs): (Vec<&str>, Vec<&str>) =
+        (pat_host.split('.').collect(), host.split('.').collect());
+    if ps.len() != 4 || hs.len() != 4 {
+        return pat_host == host;
+    }
+    ps.iter().zip(&hs).all(|(p, h)| {
+        if *p == "*" || p == h {
+            return true;
+        }
+        let Ok(hv) = h.parse::<u32>() else {
+            return false;
+        };
+        match p.split_once('-') {
+            Some((a, b)) => match (a.parse::<u32>(), b.parse::<u32>()) {
+                (Ok(a), Ok(b)) => a <= hv && hv <= b,
+                _ => false,
+            },
+            None => false,
+        }
+    })
+}
+
+fn split_host_port(s: &str) -> (&str, Option<&str>) {
+    match s.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => (h, Some(p)),
+        _ => (s, None),
+    }
+}
+
+fn ipv4(s: &str) -> Option<u32> {
+    s.parse::<std::net::Ipv4Addr>().ok().map(u32::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sm(exact: Option<&str>, wildcard: Option<&str>) -> StringMatch {
+        StringMatch {
+            exact: exact.map(str::to_owned),
+            wildcard: wildcard.map(str::to_owned),
+            ..StringMatch::default()
+        }
+    }
+
+    #[test]
+    fn string_match_order_and_null_input() {
+        assert!(sm(Some("a"), None).is_match(Some("a")));
+        assert!(!sm(Some("a"), None).is_match(None));
+        assert!(sm(None, Some("*")).is_match(Some("x")));
+        assert!(!sm(None, Some("*")).is_match(None));
+        let re = StringMatch {
+            regex: Some("a.c".into()),
+            ..StringMatch::default()
+        };
+        assert!(re.is_match(Some("abc")));
+        assert!(!re.is_match(Some("abcd")), "regex is a full match");
+        let empty = StringMatch {
+            empty: Some("true".into()),
+            ..StringMatch::default()
+        };
+        assert!(empty.is_match(None) && empty.is_match(Some("")) && !empty.is_match(Some("x")));
+    }
+
+    #[test]
+    fn addresses() {
+        let cidr = AddressMatch {
+            cird: Some("10.0.0.0/8".into()),
+            ..AddressMatch::default()
+        };
+        assert!(cidr.is_match(Some("10.2.3.4")));
+        assert!(cidr.is_match(Some("10.2.3.4:20880")));
+        assert!(!cidr.is_match(Some("11.2.3.4")));
+        assert!(!cidr.is_match(None));
+        assert!(match_ip_expression("10.0.0.1-5", "10.0.0.3"));
+        assert!(!match_ip_expression("10.0.0.1-5", "10.0.0.6"));
+        assert!(match_ip_expression("10.0.*.1:80", "10.0.9.1:80"));
+        assert!(!match_ip_expression("10.0.*.1:80", "10.0.9.1:81"));
+        assert!(!match_ip_expression("0.0.0.0", "10.0.9.1"));
+        assert!(match_ip_expression("0.0.0.0:80", "10.0.9.1:80"));
+    }
+}

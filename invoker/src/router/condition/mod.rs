@@ -1,0 +1,154 @@
+//! The condition router (`ConditionStateRouter`, routers.md R2): one `when => then` rule.
+//!
+//! [`parse`] turns the text into matchers, [`matcher`] reads sample values and
+//! [`pattern`] compares them; [`ConditionRouter::route`] applies the rule to a list of
+//! providers. A rule whose when-part reads `arguments[i]` or `attachments[k]` depends on the
+//! whole call ([`ConditionRouter::reads_call_details`]); otherwise only on the method name.
+
+pub mod matcher;
+pub mod multi_dest;
+pub mod parse;
+pub mod pattern;
+
+use registry_core::Url;
+
+use self::parse::{parse_condition, Parsed, Side};
+use crate::router::sample::RouteCall;
+use crate::router::target::Target;
+use crate::router::RouterError;
+
+/// Which Java generation's matching rules to follow (R2.3 vs R2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// 3.x: absent values fail `!=`, attachment matcher, ranges, the not-found sentinel.
+    #[default]
+    V3,
+    /// 2.7/2.6: absent values pass `!=`, no attachments or ranges, missing argument = false.
+    V27,
+}
+
+/// One condition rule with its `force` and `enabled` flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionRouter {
+    parsed: Parsed,
+    force: bool,
+    enabled: bool,
+    dialect: Dialect,
+}
+
+/// Does every matcher of `side` match `sample`? An empty side does not.
+pub(crate) fn match_side(
+    side: &Side,
+    sample: &Url,
+    param: Option<&Url>,
+    call: Option<&RouteCall<'_>>,
+    is_when: bool,
+    dialect: Dialect,
+) -> bool {
+    let mut result = false;
+    for m in side.values() {
+        if m.is_match(sample, param, call, is_when, dialect) {
+            result = true;
+        } else {
+            return false;
+        }
+    }
+    result
+}
+
+impl ConditionRouter {
+    /// Parses `rule` (only when `enabled`, as Java does).
+    ///
+    /// Errors: see [`parse_condition`].
+    pub fn new(
+        rule: &str,
+        force: bool,
+        enabled: bool,
+        dialect: Dialect,
+    ) -> Result<Self, RouterError> {
+        // Java parses the rule only when enabled: a disabled rule is never refused.
+        let parsed = if enabled {
+            parse_condition(rule, dialect)?
+        } else {
+            Parsed {
+                rewritten: rule.to_owned(),
+                when: Side::new(),
+                then: Some(Side::new()),
+            }
+        };
+        Ok(ConditionRouter {
+            parsed,
+            force,
+            enabled,
+            dialect,
+        })
+    }
+
+    /// The parsed rule.
+    pub fn parsed(&self) -> &Parsed {
+        &self.parsed
+    }
+
+    /// True when the when-part reads call arguments or attachments.
+    pub fn reads_call_details(&self) -> bool {
+        self.parsed.when.values().any(|m| m.reads_call_details())
+    }
+
+    /// `matchWhen`: an empty when-part matches every call.
+    pub fn match_when(&self, consumer: &Url, call: &RouteCall<'_>) -> bool {
+        self.parsed.when.is_empty()
+            || match_side(
+                &self.parsed.when,
+                consumer,
+                None,
+                Some(call),
+                true,
+                self.dialect,
+            )
+    }
+
+    /// Filters `input` (indices into `targets`, kept in order): disabled, empty input or a
+    /// when-part that does not match → unchanged; blocklist → empty; otherwise the providers
+    /// matching the then-part, or, when none does, empty with `force` and unchanged without.
+    pub fn route(
+        &self,
+        targets: &[Target],
+        input: &mut Vec<u32>,
+        consumer: &Url,
+        call: &RouteCall<'_>,
+    ) {
+        if !self.enabled || input.is_empty() || !self.match_when(consumer, call) {
+            return;
+        }
+        let Some(then) = &self.parsed.then else {
+            input.clear();
+            return;
+        };
+        let any = input.iter().any(|&i| {
+            match_side(
+                then,
+                &targets[i as usize].sample,
+                Some(consumer),
+                None,
+                false,
+                self.dialect,
+            )
+        });
+        if !any {
+            if self.force {
+                input.clear();
+            }
+            return;
+        }
+        input.retain(|&i| {
+            match_side(
+                then,
+                &targets[i as usize].sample,
+                Some(consumer),
+                None,
+                false,
+                self.dialect,
+            )
+        });
+    }
+}
