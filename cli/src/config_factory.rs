@@ -50,11 +50,12 @@ pub async fn connect(url: &Url, timeout: Duration) -> anyhow::Result<SharedConfi
             Some("memory") => Ok(
                 Arc::new(MemoryConfigCenter::named(url.host().unwrap_or(""))) as SharedConfigCenter,
             ),
-            // INTEGRATOR: wire `registry_nacos::NacosConfigCenter::connect(&url)` here once the
-            // Nacos config client is merged (it lives in another worktree).
-            Some("nacos") => bail!(
-                "the Nacos config centre is not available in this build (config centre {url})"
-            ),
+            Some("nacos") => {
+                let cc = registry_nacos::NacosConfigCenter::connect(url)
+                    .await
+                    .map_err(|e| anyhow!("cannot connect to config centre {url}: {e}"))?;
+                Ok(Arc::new(cc) as SharedConfigCenter)
+            }
             Some(p) => bail!("unsupported config-centre protocol {p:?} (zookeeper, memory, nacos)"),
             None => bail!("config-centre URL without protocol: {url}"),
         }

@@ -429,9 +429,7 @@ async fn rules_e2e_on_zookeeper_written_by_kazoo() {
 }
 
 /// Nacos: rules written through the server's own config open API (`POST /nacos/v1/cs/configs`,
-/// dataId = key, group `dubbo`), read by `registry_nacos::NacosConfigCenter`. That client lives
-/// in another worktree: build with `--features nacos-config-center` once it is merged.
-#[cfg(feature = "nacos-config-center")]
+/// dataId = key, group `dubbo`), read by `registry_nacos::NacosConfigCenter` over gRPC.
 mod nacos {
     use super::*;
 
