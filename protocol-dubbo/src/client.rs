@@ -149,7 +149,11 @@ impl Client {
     /// One connect attempt (the caller holds `connect_lock`).
     async fn connect_raw(&self, deadline: Instant) -> Result<Arc<Conn>, DubboError> {
         let left = deadline.saturating_duration_since(Instant::now());
-        let limit = self.cfg.connect_timeout.min(left).max(Duration::from_millis(1));
+        let limit = self
+            .cfg
+            .connect_timeout
+            .min(left)
+            .max(Duration::from_millis(1));
         let weak = self.me.clone();
         let conn = Conn::connect(
             self.addr.clone(),
@@ -195,8 +199,7 @@ impl Client {
         let Some(max) = self.cfg.reconnect else {
             return;
         };
-        if self.closed.load(Ordering::Acquire) || self.reconnecting.swap(true, Ordering::AcqRel)
-        {
+        if self.closed.load(Ordering::Acquire) || self.reconnecting.swap(true, Ordering::AcqRel) {
             return;
         }
         let Ok(rt) = tokio::runtime::Handle::try_current() else {

@@ -288,7 +288,9 @@ impl Conn {
             }
             return;
         }
-        let data = hessian2::Decoder::new(&f.body).read_str().unwrap_or_default();
+        let data = hessian2::Decoder::new(&f.body)
+            .read_str()
+            .unwrap_or_default();
         match data.as_str() {
             "R" => {
                 tracing::info!(addr = %self.addr, "provider is shutting down (readonly event)");

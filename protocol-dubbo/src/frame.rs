@@ -144,7 +144,10 @@ mod tests {
         let mut f = frame(1, 20, b"");
         f[12] = 0xff;
         let mut buf = BytesMut::from(&f[..]);
-        assert!(matches!(d.decode(&mut buf), Err(DubboError::BadLength { .. })));
+        assert!(matches!(
+            d.decode(&mut buf),
+            Err(DubboError::BadLength { .. })
+        ));
     }
 
     #[test]

@@ -134,6 +134,9 @@ mod tests {
         ));
         b[0] = 0xda;
         b[12] = 0x80;
-        assert!(matches!(Header::parse(&b), Err(DubboError::BadLength { .. })));
+        assert!(matches!(
+            Header::parse(&b),
+            Err(DubboError::BadLength { .. })
+        ));
     }
 }

@@ -124,7 +124,8 @@ impl DubboInvoker {
 
     /// `$echo(value)`: the health probe every Java provider answers with its argument.
     pub async fn echo(&self, value: Value) -> RpcResult {
-        let inv = Invocation::new("$echo").with_arguments(vec!["java.lang.Object".into()], vec![value]);
+        let inv =
+            Invocation::new("$echo").with_arguments(vec!["java.lang.Object".into()], vec![value]);
         self.invoke(&inv).await
     }
 
@@ -155,7 +156,9 @@ impl DubboInvoker {
     fn is_oneway(&self, inv: &Invocation) -> bool {
         inv.mode == CallMode::Oneway
             || inv.attachment("return") == Some("false")
-            || !self.url.method_param_bool(inv.real_method(), "return", true)
+            || !self
+                .url
+                .method_param_bool(inv.real_method(), "return", true)
     }
 
     fn descriptor(&self, types: &[String]) -> Arc<str> {
@@ -200,7 +203,10 @@ impl DubboInvoker {
         let types: &[String] = if given.len() == args.len() {
             given
         } else {
-            inferred = args.iter().map(|a| infer_java_type(a).into_owned()).collect();
+            inferred = args
+                .iter()
+                .map(|a| infer_java_type(a).into_owned())
+                .collect();
             &inferred
         };
         let descriptor = self.descriptor(types);

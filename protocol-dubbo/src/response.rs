@@ -108,10 +108,7 @@ pub fn throwable(v: &HValue) -> (String, String) {
             class.clone(),
             fields.iter().map(|(k, v)| (k.as_str(), v)).collect(),
         ),
-        HValue::Map {
-            type_name,
-            entries,
-        } => (
+        HValue::Map { type_name, entries } => (
             type_name
                 .clone()
                 .unwrap_or_else(|| "java.lang.Throwable".to_owned()),
@@ -124,12 +121,7 @@ pub fn throwable(v: &HValue) -> (String, String) {
                 .collect(),
         ),
         HValue::String(s) => return ("java.lang.Throwable".to_owned(), s.clone()),
-        other => {
-            return (
-                "java.lang.Throwable".to_owned(),
-                short(&other.to_json()),
-            )
-        }
+        other => return ("java.lang.Throwable".to_owned(), short(&other.to_json())),
     };
     let field = |name: &str| {
         fields.iter().find_map(|(k, v)| match v {

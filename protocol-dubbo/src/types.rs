@@ -26,7 +26,9 @@ pub fn infer_java_type(v: &Value) -> Cow<'_, str> {
 
 /// The inferred types of all arguments.
 pub fn infer_java_types(args: &[Value]) -> Vec<String> {
-    args.iter().map(|a| infer_java_type(a).into_owned()).collect()
+    args.iter()
+        .map(|a| infer_java_type(a).into_owned())
+        .collect()
 }
 
 #[cfg(test)]
