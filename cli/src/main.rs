@@ -29,6 +29,8 @@ enum Command {
     Register(cmd::register::Args),
     /// Measure load-balancer selects, notify apply and memory per provider.
     Bench(cmd::bench::Args),
+    /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
+    Invoke(cmd::invoke::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -39,6 +41,7 @@ fn main() -> std::process::ExitCode {
     init_logging(match cli.command {
         Command::Demo(_) => "error",
         Command::Conformance(_) => "off",
+        Command::Invoke(_) => "error",
         _ => "warn",
     });
     let result = match cli.command {
@@ -48,6 +51,7 @@ fn main() -> std::process::ExitCode {
         Command::Watch(a) => cmd::watch::run(a),
         Command::Register(a) => cmd::register::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Invoke(a) => cmd::invoke::run(a),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod conformance;
 pub mod demo;
+pub mod invoke;
 pub mod list;
 pub mod register;
 pub mod watch;
