@@ -115,7 +115,11 @@ impl<'a> Decoder<'a> {
         let start = self.pos;
         let tag = self.byte("string")?;
         if !is_string_tag(tag) {
-            return Err(Error::UnexpectedTag { tag, offset: start, expected: "a string" });
+            return Err(Error::UnexpectedTag {
+                tag,
+                offset: start,
+                expected: "a string",
+            });
         }
         self.string(tag)
     }
@@ -134,7 +138,11 @@ impl<'a> Decoder<'a> {
         let start = self.pos;
         match self.byte("null")? {
             b'N' => Ok(()),
-            tag => Err(Error::UnexpectedTag { tag, offset: start, expected: "null" }),
+            tag => Err(Error::UnexpectedTag {
+                tag,
+                offset: start,
+                expected: "null",
+            }),
         }
     }
 
@@ -144,7 +152,11 @@ impl<'a> Decoder<'a> {
         match self.byte("boolean")? {
             b'T' => Ok(true),
             b'F' => Ok(false),
-            tag => Err(Error::UnexpectedTag { tag, offset: start, expected: "a boolean" }),
+            tag => Err(Error::UnexpectedTag {
+                tag,
+                offset: start,
+                expected: "a boolean",
+            }),
         }
     }
 
@@ -195,9 +207,18 @@ impl<'a> Decoder<'a> {
             }
             Some(b'H' | b'M') => {}
             Some(tag) => {
-                return Err(Error::UnexpectedTag { tag, offset: start, expected: "a map" });
+                return Err(Error::UnexpectedTag {
+                    tag,
+                    offset: start,
+                    expected: "a map",
+                });
             }
-            None => return Err(Error::Eof { offset: start, context: "map" }),
+            None => {
+                return Err(Error::Eof {
+                    offset: start,
+                    context: "map",
+                })
+            }
         }
         if let Value::Map { entries, .. } = self.read()? {
             for (k, v) in entries {
@@ -213,7 +234,10 @@ impl<'a> Decoder<'a> {
     // ----- internals -----
 
     fn eof(&self, context: &'static str) -> Error {
-        Error::Eof { offset: self.buf.len(), context }
+        Error::Eof {
+            offset: self.buf.len(),
+            context,
+        }
     }
 
     fn byte(&mut self, context: &'static str) -> Result<u8, Error> {
@@ -261,7 +285,13 @@ impl<'a> Decoder<'a> {
             0xf0..=0xff => ((t - 0xf8) << 8) | i64::from(self.byte("long")?),
             0x38..=0x3f => ((t - 0x3c) << 16) | self.u16("long")? as i64,
             b'L' => i64::from_be_bytes(self.array("long")?),
-            _ => return Err(Error::UnexpectedTag { tag, offset: start, expected: "an integer" }),
+            _ => {
+                return Err(Error::UnexpectedTag {
+                    tag,
+                    offset: start,
+                    expected: "an integer",
+                })
+            }
         })
     }
 
@@ -270,14 +300,24 @@ impl<'a> Decoder<'a> {
         let start = self.pos;
         let tag = self.byte(context)?;
         let v = self.integer(tag, start)?;
-        usize::try_from(v).ok().filter(|_| v <= i64::from(i32::MAX)).ok_or_else(|| {
-            Error::Invalid { offset: start, context, detail: format!("negative or too large ({v})") }
-        })
+        usize::try_from(v)
+            .ok()
+            .filter(|_| v <= i64::from(i32::MAX))
+            .ok_or_else(|| Error::Invalid {
+                offset: start,
+                context,
+                detail: format!("negative or too large ({v})"),
+            })
     }
 
     fn check_len(&self, len: usize, context: &'static str, start: usize) -> Result<(), Error> {
         if len > self.limits.max_len {
-            return Err(Error::TooLong { offset: start, context, len, limit: self.limits.max_len });
+            return Err(Error::TooLong {
+                offset: start,
+                context,
+                len,
+                limit: self.limits.max_len,
+            });
         }
         Ok(())
     }
@@ -314,14 +354,23 @@ impl<'a> Decoder<'a> {
             }
             b'O' | 0x60..=0x6f => self.object(tag, start)?,
             b'Q' => self.reference(start)?,
-            _ => return Err(Error::UnexpectedTag { tag, offset: start, expected: "a value" }),
+            _ => {
+                return Err(Error::UnexpectedTag {
+                    tag,
+                    offset: start,
+                    expected: "a value",
+                })
+            }
         })
     }
 
     /// Enters a list/map/object that starts at `start`.
     fn begin(&mut self, start: usize) -> Result<(), Error> {
         if self.depth >= self.limits.max_depth {
-            return Err(Error::TooDeep { offset: start, limit: self.limits.max_depth });
+            return Err(Error::TooDeep {
+                offset: start,
+                limit: self.limits.max_depth,
+            });
         }
         self.depth += 1;
         let sidx = match self.replay_next.as_mut() {
@@ -413,7 +462,11 @@ impl<'a> Decoder<'a> {
     }
 
     fn map(&mut self, tag: u8, start: usize) -> Result<Value, Error> {
-        let type_name = if tag == b'M' { Some(self.type_name()?) } else { None };
+        let type_name = if tag == b'M' {
+            Some(self.type_name()?)
+        } else {
+            None
+        };
         self.begin(start)?;
         let mut entries = Vec::new();
         loop {
@@ -471,7 +524,12 @@ impl<'a> Decoder<'a> {
         let mut fields = Vec::with_capacity(n.min(self.buf.len() - self.pos));
         for i in 0..n {
             let v = self.value()?;
-            let name = self.classes.get(idx).and_then(|d| d.fields.get(i)).cloned().unwrap_or_default();
+            let name = self
+                .classes
+                .get(idx)
+                .and_then(|d| d.fields.get(i))
+                .cloned()
+                .unwrap_or_default();
             fields.push((name, v));
         }
         self.end();
@@ -484,7 +542,10 @@ impl<'a> Decoder<'a> {
             return Err(Error::Invalid {
                 offset: start,
                 context: "reference",
-                detail: format!("index {n} but {} lists/maps/objects so far", self.refs.len()),
+                detail: format!(
+                    "index {n} but {} lists/maps/objects so far",
+                    self.refs.len()
+                ),
             });
         }
         let n32 = u32::try_from(n).unwrap_or(u32::MAX);
@@ -521,10 +582,19 @@ impl<'a> Decoder<'a> {
         loop {
             let (units, last) = match tag {
                 0x00..=0x1f => (usize::from(tag), true),
-                0x30..=0x33 => ((usize::from(tag - 0x30) << 8) | usize::from(self.byte("string")?), true),
+                0x30..=0x33 => (
+                    (usize::from(tag - 0x30) << 8) | usize::from(self.byte("string")?),
+                    true,
+                ),
                 b'S' => (self.u16("string")?, true),
                 b'R' => (self.u16("string")?, false),
-                _ => return Err(Error::UnexpectedTag { tag, offset: self.pos - 1, expected: "a string chunk" }),
+                _ => {
+                    return Err(Error::UnexpectedTag {
+                        tag,
+                        offset: self.pos - 1,
+                        expected: "a string chunk",
+                    })
+                }
             };
             total += units;
             self.check_len(total, "string", start)?;
@@ -542,7 +612,12 @@ impl<'a> Decoder<'a> {
 
     /// `units` UTF-16 units of CESU-8 (or UTF-8) text appended to `out`. An unpaired surrogate
     /// becomes U+FFFD (a Rust string cannot hold it).
-    fn chunk(&mut self, units: usize, out: &mut String, high: &mut Option<u32>) -> Result<(), Error> {
+    fn chunk(
+        &mut self,
+        units: usize,
+        out: &mut String,
+        high: &mut Option<u32>,
+    ) -> Result<(), Error> {
         if units > self.buf.len() - self.pos {
             return Err(self.eof("string"));
         }
@@ -617,10 +692,19 @@ impl<'a> Decoder<'a> {
         loop {
             let (n, last) = match tag {
                 0x20..=0x2f => (usize::from(tag - 0x20), true),
-                0x34..=0x37 => ((usize::from(tag - 0x34) << 8) | usize::from(self.byte("binary")?), true),
+                0x34..=0x37 => (
+                    (usize::from(tag - 0x34) << 8) | usize::from(self.byte("binary")?),
+                    true,
+                ),
                 b'B' => (self.u16("binary")?, true),
                 b'A' => (self.u16("binary")?, false),
-                _ => return Err(Error::UnexpectedTag { tag, offset: self.pos - 1, expected: "a binary chunk" }),
+                _ => {
+                    return Err(Error::UnexpectedTag {
+                        tag,
+                        offset: self.pos - 1,
+                        expected: "a binary chunk",
+                    })
+                }
             };
             self.check_len(out.len() + n, "binary", start)?;
             out.extend_from_slice(self.take(n, "binary")?);

@@ -44,7 +44,10 @@ impl Encoder {
     /// An empty stream writing into `buf` (cleared first), reusing its capacity.
     pub fn with_buffer(mut buf: Vec<u8>) -> Self {
         buf.clear();
-        Encoder { buf, ..Self::default() }
+        Encoder {
+            buf,
+            ..Self::default()
+        }
     }
 
     /// The bytes written so far.
@@ -139,9 +142,11 @@ impl Encoder {
         if (-16..=47).contains(&v) {
             self.buf.push((0x90 + v) as u8);
         } else if (-2048..=2047).contains(&v) {
-            self.buf.extend_from_slice(&[(0xc8 + (v >> 8)) as u8, v as u8]);
+            self.buf
+                .extend_from_slice(&[(0xc8 + (v >> 8)) as u8, v as u8]);
         } else if (-262_144..=262_143).contains(&v) {
-            self.buf.extend_from_slice(&[(0xd4 + (v >> 16)) as u8, (v >> 8) as u8, v as u8]);
+            self.buf
+                .extend_from_slice(&[(0xd4 + (v >> 16)) as u8, (v >> 8) as u8, v as u8]);
         } else {
             self.buf.push(b'I');
             self.buf.extend_from_slice(&v.to_be_bytes());
@@ -153,9 +158,11 @@ impl Encoder {
         if (-8..=15).contains(&v) {
             self.buf.push((0xe0 + v) as u8);
         } else if (-2048..=2047).contains(&v) {
-            self.buf.extend_from_slice(&[(0xf8 + (v >> 8)) as u8, v as u8]);
+            self.buf
+                .extend_from_slice(&[(0xf8 + (v >> 8)) as u8, v as u8]);
         } else if (-262_144..=262_143).contains(&v) {
-            self.buf.extend_from_slice(&[(0x3c + (v >> 16)) as u8, (v >> 8) as u8, v as u8]);
+            self.buf
+                .extend_from_slice(&[(0x3c + (v >> 16)) as u8, (v >> 8) as u8, v as u8]);
         } else if i32::try_from(v).is_ok() {
             self.buf.push(b'Y');
             self.buf.extend_from_slice(&(v as i32).to_be_bytes());
@@ -185,7 +192,8 @@ impl Encoder {
                 return;
             }
             if (-0x8000..0x8000).contains(&iv) {
-                self.buf.extend_from_slice(&[0x5e, (iv >> 8) as u8, iv as u8]);
+                self.buf
+                    .extend_from_slice(&[0x5e, (iv >> 8) as u8, iv as u8]);
                 return;
             }
         }
@@ -196,7 +204,11 @@ impl Encoder {
             return;
         }
         // Java's doubleToLongBits: every NaN becomes the canonical one.
-        let bits = if v.is_nan() { 0x7ff8_0000_0000_0000u64 } else { v.to_bits() };
+        let bits = if v.is_nan() {
+            0x7ff8_0000_0000_0000u64
+        } else {
+            v.to_bits()
+        };
         self.buf.push(b'D');
         self.buf.extend_from_slice(&bits.to_be_bytes());
     }
@@ -236,7 +248,8 @@ impl Encoder {
                 }
                 taken += cu;
             }
-            self.buf.extend_from_slice(&[b'R', (taken >> 8) as u8, taken as u8]);
+            self.buf
+                .extend_from_slice(&[b'R', (taken >> 8) as u8, taken as u8]);
             let (chunk, tail) = rest.split_at(cut);
             self.push_cesu8(chunk);
             rest = tail;
@@ -263,9 +276,11 @@ impl Encoder {
         if units <= 31 {
             self.buf.push(units as u8);
         } else if units <= 1023 {
-            self.buf.extend_from_slice(&[0x30 + (units >> 8) as u8, units as u8]);
+            self.buf
+                .extend_from_slice(&[0x30 + (units >> 8) as u8, units as u8]);
         } else {
-            self.buf.extend_from_slice(&[b'S', (units >> 8) as u8, units as u8]);
+            self.buf
+                .extend_from_slice(&[b'S', (units >> 8) as u8, units as u8]);
         }
     }
 
@@ -308,7 +323,8 @@ impl Encoder {
         if n <= 15 {
             self.buf.push(0x20 + n as u8);
         } else if n <= 1023 {
-            self.buf.extend_from_slice(&[0x34 + (n >> 8) as u8, n as u8]);
+            self.buf
+                .extend_from_slice(&[0x34 + (n >> 8) as u8, n as u8]);
         } else {
             self.buf.extend_from_slice(&[b'B', (n >> 8) as u8, n as u8]);
         }
@@ -396,9 +412,9 @@ impl Encoder {
     {
         self.refs = self.refs.saturating_add(1);
         let fields = fields.into_iter();
-        let found = self.classes[..self.n_classes]
-            .iter()
-            .position(|d| d.name == class && d.fields.iter().map(String::as_str).eq(fields.clone()));
+        let found = self.classes[..self.n_classes].iter().position(|d| {
+            d.name == class && d.fields.iter().map(String::as_str).eq(fields.clone())
+        });
         let idx = match found {
             Some(i) => i,
             None => {

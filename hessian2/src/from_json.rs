@@ -45,7 +45,11 @@ fn kind(v: &Json) -> &'static str {
 }
 
 fn err(java_type: &str, v: &Json, detail: impl Into<String>) -> Error {
-    Error::Json { java_type: java_type.to_owned(), found: kind(v), detail: detail.into() }
+    Error::Json {
+        java_type: java_type.to_owned(),
+        found: kind(v),
+        detail: detail.into(),
+    }
 }
 
 /// Untyped Java collections: sent as an untyped list, like `ArrayList`.
@@ -63,11 +67,17 @@ fn is_plain_list(t: &str) -> bool {
 
 fn is_typed_collection(t: &str) -> bool {
     t.starts_with("java.util.")
-        && (t.ends_with("List") || t.ends_with("Set") || t.ends_with("Queue") || t.ends_with("Deque"))
+        && (t.ends_with("List")
+            || t.ends_with("Set")
+            || t.ends_with("Queue")
+            || t.ends_with("Deque"))
 }
 
 fn is_plain_map(t: &str) -> bool {
-    matches!(t, "java.util.Map" | "java.util.HashMap" | "java.util.AbstractMap")
+    matches!(
+        t,
+        "java.util.Map" | "java.util.HashMap" | "java.util.AbstractMap"
+    )
 }
 
 fn is_typed_map(t: &str) -> bool {
@@ -163,7 +173,8 @@ impl Encoder {
                     _ => return Err(err(t, v, "expected a string")),
                 }
             }
-            "int" | "java.lang.Integer" | "short" | "java.lang.Short" | "byte" | "java.lang.Byte" => {
+            "int" | "java.lang.Integer" | "short" | "java.lang.Short" | "byte"
+            | "java.lang.Byte" => {
                 let (lo, hi) = match t {
                     "short" | "java.lang.Short" => (i64::from(i16::MIN), i64::from(i16::MAX)),
                     "byte" | "java.lang.Byte" => (i64::from(i8::MIN), i64::from(i8::MAX)),

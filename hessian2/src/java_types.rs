@@ -170,7 +170,10 @@ mod tests {
         assert_eq!(java_class_name("int[]"), "[I");
         assert_eq!(java_class_name("String[][]"), "[[Ljava.lang.String;");
         assert_eq!(java_class_name("com.foo.User[]"), "[Lcom.foo.User;");
-        assert_eq!(java_class_name("[Ljava/lang/String;"), "[Ljava.lang.String;");
+        assert_eq!(
+            java_class_name("[Ljava/lang/String;"),
+            "[Ljava.lang.String;"
+        );
         assert_eq!(java_class_name(" long "), "long");
     }
 
@@ -182,19 +185,35 @@ mod tests {
         );
         assert_eq!(java_descriptor(&[]), "");
         assert_eq!(
-            java_descriptor(&["java.lang.String", "[Ljava.lang.String;", "[Ljava.lang.Object;"]),
+            java_descriptor(&[
+                "java.lang.String",
+                "[Ljava.lang.String;",
+                "[Ljava.lang.Object;"
+            ]),
             "Ljava/lang/String;[Ljava/lang/String;[Ljava/lang/Object;"
         );
-        assert_eq!(java_descriptor(&["byte[]", "boolean", "double", "long"]), "[BZDJ");
+        assert_eq!(
+            java_descriptor(&["byte[]", "boolean", "double", "long"]),
+            "[BZDJ"
+        );
         assert_eq!(java_descriptor(&["Object"]), "Ljava/lang/Object;");
     }
 
     #[test]
     fn array_types() {
         assert_eq!(hessian_array_type("[I").as_deref(), Some("[int"));
-        assert_eq!(hessian_array_type("[Ljava.lang.String;").as_deref(), Some("[string"));
-        assert_eq!(hessian_array_type("[Ljava.lang.Object;").as_deref(), Some("[object"));
-        assert_eq!(hessian_array_type("[Lcom.x.U;").as_deref(), Some("[com.x.U"));
+        assert_eq!(
+            hessian_array_type("[Ljava.lang.String;").as_deref(),
+            Some("[string")
+        );
+        assert_eq!(
+            hessian_array_type("[Ljava.lang.Object;").as_deref(),
+            Some("[object")
+        );
+        assert_eq!(
+            hessian_array_type("[Lcom.x.U;").as_deref(),
+            Some("[com.x.U")
+        );
         assert_eq!(hessian_array_type("[[J").as_deref(), Some("[[long"));
         assert_eq!(hessian_array_type("java.util.List"), None);
         assert_eq!(hessian_array_type("[Lbroken"), None);

@@ -15,7 +15,10 @@ pub struct Limits {
 
 impl Limits {
     /// The default bounds: depth 256, lengths 8 MiB (Dubbo's default payload limit).
-    pub const DEFAULT: Limits = Limits { max_depth: 256, max_len: 8 * 1024 * 1024 };
+    pub const DEFAULT: Limits = Limits {
+        max_depth: 256,
+        max_len: 8 * 1024 * 1024,
+    };
 }
 
 impl Default for Limits {

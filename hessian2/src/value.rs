@@ -85,9 +85,10 @@ impl Value {
     pub fn get(&self, name: &str) -> Option<&Value> {
         match self {
             Value::Object { fields, .. } => fields.iter().find(|(k, _)| k == name).map(|(_, v)| v),
-            Value::Map { entries, .. } => {
-                entries.iter().find(|(k, _)| k.as_str() == Some(name)).map(|(_, v)| v)
-            }
+            Value::Map { entries, .. } => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(name))
+                .map(|(_, v)| v),
             _ => None,
         }
     }
