@@ -75,15 +75,24 @@ fn set(names: &[&str]) -> BTreeSet<String> {
 }
 
 async fn scenario(registry: Arc<dyn Registry>, test: &str) {
-    let Some(a) = JavaPeer::start(test, &["--name", "a"]).await else { return };
-    let Some(b) = JavaPeer::start(test, &["--name", "b"]).await else { return };
+    let Some(a) = JavaPeer::start(test, &["--name", "a"]).await else {
+        return;
+    };
+    let Some(b) = JavaPeer::start(test, &["--name", "b"]).await else {
+        return;
+    };
     let Some(c) = JavaPeer::start(test, &["--name", "c", "--version", "2.0.0"]).await else {
         return;
     };
     let Some(d) = JavaPeer::start(test, &["--name", "d", "--group", "blue"]).await else {
         return;
     };
-    for u in [a.url(""), b.url(""), c.url("version=2.0.0"), d.url("group=blue")] {
+    for u in [
+        a.url(""),
+        b.url(""),
+        c.url("version=2.0.0"),
+        d.url("group=blue"),
+    ] {
         registry.register(&u).await.expect("register");
     }
     let factory = Arc::new(DubboInvokerFactory::new());
@@ -102,8 +111,13 @@ async fn scenario(registry: Arc<dyn Registry>, test: &str) {
     )
     .await;
     assert_eq!(whoami(&cl, 10).await, set(&["a", "b"]));
-    let (dir_blue, blue) =
-        subscribe(&registry, &factory, consumer(&[("version", "1.0.0"), ("group", "blue")]), 1).await;
+    let (dir_blue, blue) = subscribe(
+        &registry,
+        &factory,
+        consumer(&[("version", "1.0.0"), ("group", "blue")]),
+        1,
+    )
+    .await;
     assert_eq!(whoami(&blue, 4).await, set(&["d"]));
     let (dir_v2, v2) = subscribe(&registry, &factory, consumer(&[("version", "2.0.0")]), 1).await;
     assert_eq!(whoami(&v2, 4).await, set(&["c"]));
@@ -113,8 +127,10 @@ async fn scenario(registry: Arc<dyn Registry>, test: &str) {
     for i in 0..64 {
         let cl = cl.clone();
         tasks.push(tokio::spawn(async move {
-            let inv = Invocation::new("sayHello")
-                .with_arguments(vec!["java.lang.String".into()], vec![json!(format!("c{i}"))]);
+            let inv = Invocation::new("sayHello").with_arguments(
+                vec!["java.lang.String".into()],
+                vec![json!(format!("c{i}"))],
+            );
             cl.invoke(&inv).await.map(|r| r.value)
         }));
     }
@@ -131,7 +147,10 @@ async fn scenario(registry: Arc<dyn Registry>, test: &str) {
         .await
         .unwrap_err();
     assert_eq!(e.code, RpcErrorCode::Biz);
-    assert_eq!(e.exception_class.as_deref(), Some("java.lang.IllegalStateException"));
+    assert_eq!(
+        e.exception_class.as_deref(),
+        Some("java.lang.IllegalStateException")
+    );
 
     // Method-level timeout (sleep.timeout=200), retried twice, then the mock answers.
     let start = Instant::now();
@@ -140,12 +159,19 @@ async fn scenario(registry: Arc<dyn Registry>, test: &str) {
         .await
         .unwrap();
     assert_eq!(r.value, json!("fallback"), "timeouts end in the fail-mock");
-    assert!(start.elapsed() < Duration::from_millis(2500), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        start.elapsed()
+    );
 
     // Failover: a is killed (still registered), every call succeeds on b.
     a.kill().await;
     for _ in 0..10 {
-        let r = cl.invoke(&Invocation::new("whoami")).await.expect("failover");
+        let r = cl
+            .invoke(&Invocation::new("whoami"))
+            .await
+            .expect("failover");
         assert_eq!(r.value, json!("b"));
     }
     // Everybody down: mock=fail:return answers.
@@ -162,19 +188,25 @@ async fn scenario(registry: Arc<dyn Registry>, test: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e2e_zookeeper_java_providers() {
-    let Some(addr) = tests::zk_addr("e2e_zookeeper_java_providers") else { return };
+    let Some(addr) = tests::zk_addr("e2e_zookeeper_java_providers") else {
+        return;
+    };
     let url = Url::parse(&format!(
         "zookeeper://{addr}?group=/{}&timeout=10000&session=10000",
         tests::unique("dubbo-e2e")
     ))
     .unwrap();
-    let registry = registry_zk::ZookeeperRegistry::connect(&url).await.expect("zk");
+    let registry = registry_zk::ZookeeperRegistry::connect(&url)
+        .await
+        .expect("zk");
     scenario(Arc::new(registry), "e2e_zookeeper_java_providers").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e2e_nacos_java_providers() {
-    let Some(addr) = tests::nacos_addr("e2e_nacos_java_providers") else { return };
+    let Some(addr) = tests::nacos_addr("e2e_nacos_java_providers") else {
+        return;
+    };
     let url = Url::parse(&format!(
         "nacos://{addr}?group={}&nacos.poll-interval=200",
         tests::unique("dubbo-e2e")
