@@ -16,6 +16,9 @@ use crate::error::Error;
 use crate::limits::Limits;
 use crate::value::Value;
 
+/// At most this many elements are reserved ahead of reading them.
+const PREALLOC_MAX: usize = 1024;
+
 /// One class definition read from the stream.
 #[derive(Debug)]
 struct ClassDef {
@@ -328,8 +331,15 @@ impl<'a> Decoder<'a> {
     }
 
     fn value(&mut self) -> Result<Value, Error> {
-        let start = self.pos;
-        let tag = self.byte("value")?;
+        let mut start = self.pos;
+        let mut tag = self.byte("value")?;
+        // Class definitions precede the value they are for (a loop, not recursion: a long run
+        // of definitions must not grow the stack).
+        while tag == b'C' {
+            self.class_def()?;
+            start = self.pos;
+            tag = self.byte("value")?;
+        }
         Ok(match tag {
             b'N' => Value::Null,
             b'T' => Value::Bool(true),
@@ -348,10 +358,6 @@ impl<'a> Decoder<'a> {
             0x20..=0x2f | 0x34..=0x37 | b'B' | b'A' => Value::Binary(self.binary(tag)?),
             0x70..=0x7f | b'V' | b'X' | b'U' | b'W' => self.list(tag, start)?,
             b'H' | b'M' => self.map(tag, start)?,
-            b'C' => {
-                self.class_def()?;
-                return self.value();
-            }
             b'O' | 0x60..=0x6f => self.object(tag, start)?,
             b'Q' => self.reference(start)?,
             _ => {
@@ -438,7 +444,9 @@ impl<'a> Decoder<'a> {
                 if n > self.buf.len() - self.pos {
                     return Err(self.eof("list"));
                 }
-                items.reserve_exact(n);
+                // Grow as elements arrive: a claimed length costs nothing until it is backed
+                // by data.
+                items.reserve(n.min(PREALLOC_MAX));
                 for _ in 0..n {
                     items.push(self.value()?);
                 }
@@ -496,7 +504,7 @@ impl<'a> Decoder<'a> {
         if n > self.buf.len() - self.pos {
             return Err(self.eof("class definition"));
         }
-        let mut fields = Vec::with_capacity(n);
+        let mut fields = Vec::with_capacity(n.min(PREALLOC_MAX));
         for _ in 0..n {
             fields.push(self.read_str()?);
         }
@@ -521,7 +529,7 @@ impl<'a> Decoder<'a> {
         let class = def.name.clone();
         let n = def.fields.len();
         self.begin(start)?;
-        let mut fields = Vec::with_capacity(n.min(self.buf.len() - self.pos));
+        let mut fields = Vec::with_capacity(n.min(PREALLOC_MAX));
         for i in 0..n {
             let v = self.value()?;
             let name = self

@@ -97,7 +97,19 @@ impl Encoder {
                     self.write_json_as(v, t)
                 } else {
                     let name = java_class_name(t);
-                    self.write_json_as(v, &name)
+                    // Name the type as the caller wrote it.
+                    self.write_json_as(v, &name).map_err(|e| match e {
+                        Error::Json {
+                            java_type,
+                            found,
+                            detail,
+                        } if java_type == name => Error::Json {
+                            java_type: t.to_owned(),
+                            found,
+                            detail,
+                        },
+                        other => other,
+                    })
                 }
             }
         }
