@@ -70,9 +70,18 @@ pub struct Args {
     /// Print one JSON object: {"result": ...} or {"exception": {"class", "message"}}.
     #[arg(long)]
     json: bool,
+    /// Repeat the call N times and print calls/s, p50 and p99 instead of the result.
+    #[arg(long, default_value_t = 1)]
+    repeat: u64,
+    /// Calls in flight during --repeat.
+    #[arg(long, default_value_t = 1)]
+    concurrency: u64,
     /// Seconds to wait for the registry and its first provider list.
     #[arg(long, default_value_t = 10)]
     registry_timeout: u64,
+    /// Triple (`tri://`) options (`--proto`).
+    #[command(flatten)]
+    triple: super::invoke_triple::TripleArgs,
 }
 
 /// `protocol -> InvokerFactory`: refers each provider URL through the factory of its protocol.
@@ -81,14 +90,15 @@ pub struct ProtocolFactory {
     factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>>,
 }
 
-/// The protocols `invoke` can call.
-pub fn protocols() -> ProtocolFactory {
+/// The protocols `invoke` can call (`tri` per `--proto`: IDL mode, else wrapper mode).
+pub fn protocols(a: &Args) -> anyhow::Result<ProtocolFactory> {
     let mut factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>> = BTreeMap::new();
     factories.insert(
         "dubbo",
         Arc::new(protocol_dubbo::DubboInvokerFactory::new()),
     );
-    ProtocolFactory { factories }
+    factories.insert("tri", super::invoke_triple::factory(&a.triple, &a.service)?);
+    Ok(ProtocolFactory { factories })
 }
 
 impl ProtocolFactory {
@@ -223,16 +233,45 @@ fn provider_url(a: &Args) -> anyhow::Result<Url> {
     Ok(u.with_params(set.iter().map(|(k, v)| (*k, v.as_str()))))
 }
 
-/// What the call produced, for printing.
-enum Outcome {
-    Done(RpcResult, Option<String>),
+/// The invoker of the target, and what to release afterwards.
+struct Opened {
+    invoker: SharedInvoker,
+    provider: Option<String>,
+    attempts: u32,
+    dir: Option<Arc<RegistryDirectory>>,
+    registry: Option<Arc<dyn registry_core::Registry>>,
 }
 
-async fn call_registry(a: &Args, inv: &Invocation) -> anyhow::Result<Outcome> {
+impl Opened {
+    /// One call; a direct target retries retryable failures `--retries` times (the cluster
+    /// does its own failover).
+    async fn call(&self, inv: &Invocation) -> RpcResult {
+        let mut r = self.invoker.invoke(inv).await;
+        for _ in 1..self.attempts {
+            match &r {
+                Err(e) if e.is_retryable() => r = self.invoker.invoke(inv).await,
+                _ => break,
+            }
+        }
+        r
+    }
+
+    async fn close(self) {
+        match self.dir {
+            Some(dir) => dir.destroy(),
+            None => self.invoker.destroy(),
+        }
+        if let Some(r) = self.registry {
+            r.destroy().await;
+        }
+    }
+}
+
+async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
     let wait = Duration::from_secs(a.registry_timeout.max(1));
     let registry = registry_factory::connect(&a.target, wait).await?;
     let consumer = consumer_url(a);
-    let factory: Arc<dyn InvokerFactory> = Arc::new(protocols());
+    let factory: Arc<dyn InvokerFactory> = Arc::new(protocols(a)?);
     let dir = RegistryDirectory::subscribe(
         registry.clone(),
         consumer,
@@ -246,28 +285,103 @@ async fn call_registry(a: &Args, inv: &Invocation) -> anyhow::Result<Outcome> {
     .await
     .map_err(|e| anyhow!("subscribe to {} in {} failed: {e}", a.service, a.target))?;
     dir.wait_ready().await;
-    let reference = cluster::join(dir.clone() as Arc<dyn Directory>);
-    let r = reference.invoke(inv).await;
-    dir.destroy();
-    registry.destroy().await;
-    Ok(Outcome::Done(r, None))
+    let invoker = cluster::join(dir.clone() as Arc<dyn Directory>);
+    Ok(Opened {
+        invoker,
+        provider: None,
+        attempts: 1,
+        dir: Some(dir),
+        registry: Some(registry),
+    })
 }
 
-async fn call_direct(a: &Args, inv: &Invocation) -> anyhow::Result<Outcome> {
+fn open_direct(a: &Args) -> anyhow::Result<Opened> {
     let url = provider_url(a)?;
-    let invoker = protocols()
+    let invoker = protocols(a)?
         .refer(&url)
         .map_err(|e| anyhow!("cannot refer {}: {}", url.to_identity_string(), e.message))?;
-    let attempts = 1 + a.retries.unwrap_or(0);
-    let mut r = invoker.invoke(inv).await;
-    for _ in 1..attempts {
-        match &r {
-            Err(e) if e.is_retryable() => r = invoker.invoke(inv).await,
-            _ => break,
+    Ok(Opened {
+        invoker,
+        provider: url.address(),
+        attempts: 1 + a.retries.unwrap_or(0),
+        dir: None,
+        registry: None,
+    })
+}
+
+/// Latency statistics of a `--repeat` run.
+#[derive(Debug, serde::Serialize)]
+struct LoadStats {
+    calls: u64,
+    errors: u64,
+    concurrency: u64,
+    seconds: f64,
+    calls_per_sec: f64,
+    p50_us: f64,
+    p99_us: f64,
+    max_us: f64,
+    first_error: Option<String>,
+}
+
+async fn load(
+    opened: Arc<Opened>,
+    inv: Arc<Invocation>,
+    calls: u64,
+    concurrency: u64,
+) -> LoadStats {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let next = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency.max(1) {
+        let (opened, inv, next) = (opened.clone(), inv.clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let mut errors = 0u64;
+            let mut first_error = None;
+            while next.fetch_add(1, Ordering::Relaxed) < calls {
+                let t = Instant::now();
+                let r = opened.call(&inv).await;
+                lat.push(t.elapsed().as_nanos() as u64);
+                if let Err(e) = r {
+                    errors += 1;
+                    first_error.get_or_insert_with(|| e.to_string());
+                }
+            }
+            (lat, errors, first_error)
+        }));
+    }
+    let mut all = Vec::with_capacity(calls as usize);
+    let (mut errors, mut first_error) = (0, None);
+    for t in tasks {
+        if let Ok((lat, e, fe)) = t.await {
+            all.extend(lat);
+            errors += e;
+            if first_error.is_none() {
+                first_error = fe;
+            }
         }
     }
-    invoker.destroy();
-    Ok(Outcome::Done(r, url.address()))
+    let seconds = start.elapsed().as_secs_f64();
+    all.sort_unstable();
+    let pct = |p: f64| -> f64 {
+        if all.is_empty() {
+            return 0.0;
+        }
+        let i = ((all.len() as f64 * p).ceil() as usize).clamp(1, all.len()) - 1;
+        all[i] as f64 / 1e3
+    };
+    LoadStats {
+        calls: all.len() as u64,
+        errors,
+        concurrency,
+        seconds,
+        calls_per_sec: all.len() as f64 / seconds.max(1e-9),
+        p50_us: pct(0.50),
+        p99_us: pct(0.99),
+        max_us: all.last().map_or(0.0, |v| *v as f64 / 1e3),
+        first_error,
+    }
 }
 
 /// Runs the call and prints its outcome; exit 0/1/2.
@@ -278,16 +392,40 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .protocol()
         .is_some_and(|p| REGISTRY_PROTOCOLS.contains(&p));
     let rt = super::runtime()?;
-    let start = Instant::now();
-    let Outcome::Done(result, provider) = rt.block_on(async {
-        if is_registry {
-            call_registry(&a, &inv).await
+    rt.block_on(async {
+        let opened = if is_registry {
+            open_registry(&a).await?
         } else {
-            call_direct(&a, &inv).await
+            open_direct(&a)?
+        };
+        if a.repeat > 1 {
+            let opened = Arc::new(opened);
+            // One call first: connects, and warms both sides up.
+            let _ = opened.call(&inv).await;
+            let stats = load(opened.clone(), Arc::new(inv), a.repeat, a.concurrency).await;
+            if let Ok(o) = Arc::try_unwrap(opened) {
+                o.close().await;
+            }
+            if a.json {
+                println!("{}", serde_json::to_string(&stats)?);
+            } else {
+                println!(
+                    "{} calls ({} errors), {} in flight: {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+                    stats.calls, stats.errors, stats.concurrency, stats.calls_per_sec, stats.p50_us, stats.p99_us, stats.max_us
+                );
+                if let Some(e) = &stats.first_error {
+                    eprintln!("first error: {e}");
+                }
+            }
+            return Ok(if stats.errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) });
         }
-    })?;
-    let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-    Ok(print(&a, result, provider, elapsed_ms))
+        let start = Instant::now();
+        let result = opened.call(&inv).await;
+        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        let provider = opened.provider.clone();
+        opened.close().await;
+        Ok(print(&a, result, provider, elapsed_ms))
+    })
 }
 
 fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64) -> ExitCode {

@@ -10,6 +10,7 @@ use registry_core::Url;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+#[allow(unused_imports)]
 pub use tests::{eventually, servers_required};
 
 pub const SERVICE: &str = "org.apache.dubbo.demo.DemoService";
@@ -153,4 +154,63 @@ pub fn provider_url(port: u16, extra: &str) -> Url {
          &release=3.3.1&side=provider&{extra}"
     ))
     .expect("provider url")
+}
+
+/// A running Node Dubbo2 provider (sofa-rpc-node + dubbo-remoting, scripts/peers/node-dubbo.sh).
+#[derive(Debug)]
+pub struct NodePeer {
+    child: Child,
+    pub port: u16,
+}
+
+impl NodePeer {
+    /// Starts the Node provider (service version 1.0.0) on a free port.
+    pub async fn start(test: &str) -> Option<NodePeer> {
+        let dir = peers_dir().join("node-dubbo");
+        if !dir.join("node_modules/sofa-rpc-node").exists() {
+            let ok = std::process::Command::new("bash")
+                .arg(repo().join("scripts/peers/node-dubbo.sh"))
+                .arg("install")
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                if servers_required() {
+                    panic!(
+                        "{test}: the Node Dubbo2 peer is missing but DUBBO_TEST_REQUIRE_SERVERS=1"
+                    );
+                }
+                eprintln!("\n*** SKIPPED {test}: Node Dubbo2 peer unavailable (bash scripts/peers/node-dubbo.sh install) ***\n");
+                return None;
+            }
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("free port");
+        let mut child = Command::new("node")
+            .arg(dir.join("provider.js"))
+            .arg(port.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{test}: cannot start node: {e}"));
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("{test}: the Node peer did not start within 60 s"))
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("{test}: the Node peer exited before READY"));
+        assert_eq!(line.trim(), format!("READY {port}"), "{test}");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Some(NodePeer { child, port })
+    }
+
+    /// The provider URL of this peer.
+    pub fn url(&self, extra: &str) -> Url {
+        provider_url(self.port, extra)
+    }
 }
