@@ -39,15 +39,21 @@ pub fn repo_root() -> PathBuf {
         .unwrap_or_default()
 }
 
-fn peers_dir() -> PathBuf {
+/// Where `scripts/peers/*.sh` installed the peers.
+pub fn peers_dir() -> PathBuf {
     std::env::var_os("DUBBO_TEST_PEERS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join(".peers"))
 }
 
+/// `<repo>/protocol-triple` (this module is also used by the CLI's tests).
+pub fn triple_dir() -> PathBuf {
+    repo_root().join("protocol-triple")
+}
+
 /// The fixture `.proto` directory.
 pub fn proto_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proto")
+    triple_dir().join("tests/fixtures/proto")
 }
 
 fn missing(test: &str, what: &str, install: &str) -> Option<Peer> {
@@ -96,7 +102,7 @@ pub async fn grpc_peer(test: &str, port: u16) -> Option<Peer> {
         );
     }
     let mut cmd = Command::new(python);
-    cmd.arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/grpc_peer.py"))
+    cmd.arg(triple_dir().join("tests/peers/grpc_peer.py"))
         .arg(port.to_string())
         .arg(proto_dir());
     Some(spawn(cmd, test).await)
@@ -113,7 +119,7 @@ pub async fn node_peer(test: &str) -> Option<Peer> {
         );
     }
     let mut cmd = Command::new("node");
-    cmd.arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers/node_peer.js"))
+    cmd.arg(triple_dir().join("tests/peers/node_peer.js"))
         .arg("0")
         .env("NODE_PATH", dir.join("node_modules"));
     Some(spawn(cmd, test).await)

@@ -142,6 +142,7 @@ def wrapper_handler(method):
     return handle
 
 
+BOUND = [0]
 WRAPPER_METHODS = ["sayHello", "rawRequest", "describe", "echo", "getUser", "nothing", "boom", "denied"]
 
 
@@ -172,6 +173,7 @@ def main():
             h = {}
             for k, v in context.invocation_metadata():
                 h[k] = v if isinstance(v, str) else v.hex()
+            h["x-peer-port"] = str(BOUND[0])
             h["x-remaining-ms"] = str(int((context.time_remaining() or 0) * 1000))
             return pb2.HeadersReply(headers=h)
 
@@ -195,6 +197,7 @@ def main():
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
         "org.apache.dubbo.tritest.DemoService", handlers),))
     bound = server.add_insecure_port("127.0.0.1:%d" % port)
+    BOUND[0] = bound
     server.start()
     print("PORT %d" % bound, flush=True)
     try:
