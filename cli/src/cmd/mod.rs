@@ -4,6 +4,7 @@ pub mod bench;
 pub mod conformance;
 pub mod demo;
 pub mod invoke;
+pub mod invoke_triple;
 pub mod list;
 pub mod register;
 pub mod watch;
