@@ -338,6 +338,7 @@ fn strings_chunks_and_surrogates() {
 }
 
 #[test]
+#[allow(clippy::approx_constant)] // Java's bytes for the literal 3.14159
 fn doubles_like_java() {
     for (v, h) in [
         (0.0, "5b"),

@@ -14,8 +14,8 @@ fn scalar() -> impl Strategy<Value = Value> {
         (-300_000i64..300_000).prop_map(Value::Long),
         // Any double except -0.0 (Java writes it as 0.0) and NaN (not equal to itself).
         any::<f64>()
-            .prop_filter("no -0.0/NaN", |d| !d.is_nan()
-                && !(*d == 0.0 && d.is_sign_negative()))
+            .prop_filter("no -0.0/NaN", |d| !(d.is_nan()
+                || (*d == 0.0 && d.is_sign_negative())))
             .prop_map(Value::Double),
         (-2_147_483_648i64..2_147_483_647).prop_map(|m| Value::Double(0.001 * m as f64)),
         (-40_000i32..40_000).prop_map(|i| Value::Double(f64::from(i))),
