@@ -95,7 +95,63 @@ fn calls(c: &mut Criterion) {
         })
     });
     g.finish();
+    compare(&rt, &inv, &hello, &peer);
     drop(peer);
+}
+
+/// Calls/s, p50 and p99 with 1 and 64 in flight, ours and grpcio's own client (grpc.aio) on
+/// the same peer in the same run; one JSON line per row on stdout.
+fn compare(
+    rt: &tokio::runtime::Runtime,
+    inv: &Arc<protocol_triple::TripleInvoker>,
+    hello: &Invocation,
+    peer: &common::Peer,
+) {
+    for (calls, conc) in [(5_000usize, 1usize), (20_000, 64)] {
+        let (secs, mut lat) = rt.block_on(async {
+            let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let start = Instant::now();
+            let tasks: Vec<_> = (0..conc)
+                .map(|_| {
+                    let (inv, hello, next) = (inv.clone(), hello.clone(), next.clone());
+                    tokio::spawn(async move {
+                        let mut lat = Vec::new();
+                        while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < calls {
+                            let t = Instant::now();
+                            inv.call(&hello).await.unwrap();
+                            lat.push(t.elapsed().as_nanos() as u64);
+                        }
+                        lat
+                    })
+                })
+                .collect();
+            let mut all = Vec::new();
+            for t in tasks {
+                all.extend(t.await.unwrap());
+            }
+            (start.elapsed().as_secs_f64(), all)
+        });
+        lat.sort_unstable();
+        let pct = |p: f64| {
+            lat[((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e3
+        };
+        println!(
+            "{}",
+            json!({"client": "protocol-triple", "calls": lat.len(), "concurrency": conc, "seconds": secs,
+                   "calls_per_sec": lat.len() as f64 / secs, "p50_us": pct(0.5), "p99_us": pct(0.99)})
+        );
+        let python = common::peers_dir().join("python-grpc/venv/bin/python");
+        let out = std::process::Command::new(python)
+            .arg(common::triple_dir().join("tests/peers/grpc_bench_client.py"))
+            .arg(peer.addr())
+            .arg(calls.to_string())
+            .arg(conc.to_string())
+            .output();
+        match out {
+            Ok(o) => print!("{}", String::from_utf8_lossy(&o.stdout)),
+            Err(e) => println!("{{\"client\": \"grpcio-aio\", \"error\": \"{e}\"}}"),
+        }
+    }
 }
 
 criterion_group!(benches, offline, calls);

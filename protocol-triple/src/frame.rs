@@ -238,6 +238,36 @@ mod tests {
     }
 
     #[test]
+    fn random_input_never_panics() {
+        // A cheap in-tree companion of the `triple_frame` fuzz target.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2000 {
+            let len = (next() % 64) as usize;
+            let mut data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            if let Some(b) = data.first_mut() {
+                *b &= 1;
+            }
+            let step = (next() % 7 + 1) as usize;
+            let mut d = FrameDecoder::new(32);
+            for c in data.chunks(step) {
+                if d.push(Bytes::copy_from_slice(c)).is_err() {
+                    break;
+                }
+                while let Some(m) = d.next_message() {
+                    let _ = crate::wrapper::decode_response(m.data);
+                }
+            }
+            let _ = d.finish();
+        }
+    }
+
+    #[test]
     fn truncation_is_reported() {
         let mut d = FrameDecoder::new(100);
         d.push(Bytes::from_static(&[0, 0, 0, 0, 10, 1, 2])).unwrap();
