@@ -27,7 +27,10 @@ use tokio::net::{TcpListener, TcpStream};
 const SERVICE: &str = "org.apache.dubbo.demo.DemoService";
 
 async fn start_java(rt_child: &mut Vec<tokio::process::Child>) -> Option<u16> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/peers/java-dubbo.sh");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scripts/peers/java-dubbo.sh"
+    );
     let mut child = tokio::process::Command::new("bash")
         .arg(script)
         .arg("run")
@@ -120,7 +123,9 @@ fn bench(c: &mut Criterion) {
 
     // The floor: one 64-byte TCP round trip on loopback.
     let port = rt.block_on(echo_server());
-    let s = rt.block_on(TcpStream::connect(("127.0.0.1", port))).unwrap();
+    let s = rt
+        .block_on(TcpStream::connect(("127.0.0.1", port)))
+        .unwrap();
     s.set_nodelay(true).unwrap();
     let s = tokio::sync::Mutex::new(s);
     let mut g = c.benchmark_group("loopback");
@@ -160,7 +165,8 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("java_peer");
     g.throughput(Throughput::Elements(1));
     g.bench_function("sayHello_1_in_flight", |b| {
-        b.to_async(&rt).iter(|| async { inv.invoke(&call).await.unwrap() })
+        b.to_async(&rt)
+            .iter(|| async { inv.invoke(&call).await.unwrap() })
     });
     g.throughput(Throughput::Elements(64));
     g.bench_function("sayHello_64_in_flight", |b| {

@@ -386,6 +386,7 @@ fn format_u64(mut v: u64, buf: &mut [u8; 20]) -> &str {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::format_u64;
 

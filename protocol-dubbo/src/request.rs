@@ -72,6 +72,7 @@ fn event_frame(h: Header) -> [u8; HEADER_LEN + 1] {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -34,6 +34,7 @@ pub fn choose(provider: &Url) -> u8 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

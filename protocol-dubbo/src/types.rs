@@ -32,6 +32,7 @@ pub fn infer_java_types(args: &[Value]) -> Vec<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;

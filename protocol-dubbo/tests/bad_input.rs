@@ -3,6 +3,8 @@
 //! response for an unknown request id, undecodable bodies, a peer that never answers. Each
 //! gives a clear error within the call's timeout, never a hang or a panic.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::{Duration, Instant};
 
 use invoker::rpc::{Invocation, Invoker, RpcErrorCode};

@@ -3,6 +3,8 @@
 //! balance -> filters -> DubboInvoker: version/group routing, 64 concurrent calls, failover
 //! when a provider is killed, timeouts, biz errors, and `mock=fail:` when all are down.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeSet;

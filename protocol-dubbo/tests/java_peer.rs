@@ -1,6 +1,8 @@
 //! Calls against the Java Dubbo2 provider peer: every request decoded and every answer
 //! encoded by real Java Hessian (Caucho 4.0.38).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Test helpers: the Java Dubbo2 provider peer (scripts/peers/java-dubbo.sh) started on a free
 //! 127.0.0.1 port and killed on drop, and URL builders.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::process::Stdio;
