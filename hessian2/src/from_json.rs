@@ -93,7 +93,8 @@ impl Encoder {
             Some(t) => {
                 let t = t.trim();
                 // The common names need no normalisation (and no allocation).
-                if t.contains('.') && !t.ends_with("[]") && !t.starts_with('[') {
+                let plain = t.contains('.') || crate::java_types::is_primitive(t);
+                if plain && !t.ends_with("[]") && !t.starts_with('[') {
                     self.write_json_as(v, t)
                 } else {
                     let name = java_class_name(t);
