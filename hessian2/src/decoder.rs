@@ -110,7 +110,7 @@ impl<'a> Decoder<'a> {
     /// Reads one value and converts it to JSON (see [`Value::to_json`]): references are
     /// expanded, cycles cut (a back-reference to an ancestor becomes `null`).
     pub fn read_json(&mut self) -> Result<serde_json::Value, Error> {
-        Ok(self.read()?.to_json())
+        Ok(self.read()?.into_json())
     }
 
     /// Reads a string (not `null`).

@@ -41,6 +41,36 @@ impl Value {
         }
     }
 
+    /// Like [`Value::to_json`], consuming the value (strings are moved, not copied).
+    pub fn into_json(self) -> Json {
+        match self {
+            Value::String(s) => Json::String(s),
+            Value::List { items, .. } => {
+                Json::Array(items.into_iter().map(Value::into_json).collect())
+            }
+            Value::Map { entries, .. } => {
+                let mut m = Map::new();
+                for (k, v) in entries {
+                    let key = match k {
+                        Value::String(s) => s,
+                        other => other.key_string(),
+                    };
+                    m.insert(key, v.into_json());
+                }
+                Json::Object(m)
+            }
+            Value::Object { class, fields } => {
+                let mut m = Map::new();
+                for (k, v) in fields {
+                    m.insert(k, v.into_json());
+                }
+                m.insert("class".to_owned(), Json::String(class));
+                Json::Object(m)
+            }
+            other => other.to_json(),
+        }
+    }
+
     /// The JSON object key for this value used as a map key: strings as they are, scalars
     /// in their JSON text (`1`, `true`, `null`), compound keys as their JSON text.
     pub fn key_string(&self) -> String {

@@ -67,6 +67,7 @@ proptest! {
         let mut d = Decoder::new(e.as_bytes());
         for v in &values {
             prop_assert_eq!(&d.read().unwrap(), v);
+            prop_assert_eq!(v.clone().into_json(), v.to_json());
         }
         prop_assert!(d.is_empty());
         // Encoding is deterministic and a reused encoder writes the same bytes.
