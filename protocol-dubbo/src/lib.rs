@@ -21,9 +21,9 @@
 //! - Many calls in flight per connection, multiplexed by request id; per-call timeout from the
 //!   (method-level) `timeout`; sync, async and one-way (`return=false`) calls.
 //! - Errors map to Dubbo's codes ([`DubboError::to_rpc_error`]): a provider exception is a
-//!   biz [`invoker::rpc::RpcError`] carrying its Java class and message; a timeout is code 2;
+//!   biz [`RpcError`](::invoker::rpc::RpcError) carrying its Java class and message; a timeout is code 2;
 //!   a lost connection or a non-OK status is a network error (code 1), so failover retries it.
-//! - [`invoker::rpc::Invoker::is_available`] follows the connection state and readonly events,
+//! - [`Invoker::is_available`](::invoker::rpc::Invoker::is_available) follows the connection state and readonly events,
 //!   so the cluster's `availablecheck` skips a provider whose connection dropped while a
 //!   background task reconnects it.
 //! - Bad input from the network (wrong magic, absurd lengths, truncated or undecodable

@@ -37,7 +37,7 @@ const DEFAULT_RETRIES: i64 = 2;
 #[command(after_help = REGISTRY_URL_HELP)]
 pub struct Args {
     /// A registry URL (zookeeper://127.0.0.1:2181, nacos://127.0.0.1:8848, ...) or a provider
-    /// URL dubbo://host:port[/SERVICE][?params].
+    /// URL `dubbo://host:port[/SERVICE][?params]`.
     target: String,
     /// The service interface, e.g. org.apache.dubbo.demo.DemoService.
     service: String,
