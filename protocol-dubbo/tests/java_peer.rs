@@ -505,3 +505,42 @@ async fn a_restarted_provider_is_reconnected() {
     .await;
     assert!(inv.is_available());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dedicated_connections_and_shared_ones() {
+    let Some(peer) = JavaPeer::start("connections", &[]).await else {
+        return;
+    };
+    let f = DubboInvokerFactory::new();
+    // connections=2: two connections of its own, used in turn; nothing in the shared pool.
+    let own = f
+        .refer_dubbo(&peer.url("timeout=5000&connections=2"))
+        .unwrap();
+    for i in 0..4 {
+        let r = own
+            .invoke(&call("sayHello", &["java.lang.String"], vec![json!(i)]))
+            .await
+            .unwrap();
+        assert_eq!(r.value, json!(format!("Hello {i}")));
+    }
+    assert_eq!(f.pool().ref_count(&peer.addr()), 0);
+    let r = own.invoke(&call("accepted", &[], vec![])).await.unwrap();
+    assert_eq!(r.value, json!(2));
+    // shareconnections=1 (default): two invokers, one more connection; destroying the last
+    // one closes it.
+    let a = f.refer_dubbo(&peer.url("timeout=5000")).unwrap();
+    let b = f
+        .refer_dubbo(&peer.url("timeout=5000&application=other"))
+        .unwrap();
+    a.invoke(&call("whoami", &[], vec![])).await.unwrap();
+    b.invoke(&call("whoami", &[], vec![])).await.unwrap();
+    assert_eq!(f.pool().ref_count(&peer.addr()), 2);
+    let r = own.invoke(&call("accepted", &[], vec![])).await.unwrap();
+    assert_eq!(r.value, json!(3));
+    a.destroy();
+    assert!(f.pool().is_connected(&peer.addr()));
+    b.destroy();
+    assert_eq!(f.pool().ref_count(&peer.addr()), 0);
+    assert!(!f.pool().is_connected(&peer.addr()));
+    assert!(!a.is_available());
+}
