@@ -544,3 +544,28 @@ async fn dedicated_connections_and_shared_ones() {
     assert!(!f.pool().is_connected(&peer.addr()));
     assert!(!a.is_available());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generic_invoke_reaches_java_as_string_and_object_arrays() {
+    let Some(peer) = JavaPeer::start("generic", &[]).await else {
+        return;
+    };
+    let f = DubboInvokerFactory::new();
+    let inv = f.refer_dubbo(&peer.url("timeout=5000")).unwrap();
+    let g = Invocation::new("$invoke")
+        .with_arguments(
+            vec![
+                "java.lang.String".into(),
+                "[Ljava.lang.String;".into(),
+                "[Ljava.lang.Object;".into(),
+            ],
+            vec![
+                json!("sayHello"),
+                json!(["java.lang.String"]),
+                json!(["generic"]),
+            ],
+        )
+        .with_attachment("generic", "true");
+    let r = inv.invoke(&g).await.unwrap();
+    assert_eq!(r.value, json!("Hello generic"));
+}

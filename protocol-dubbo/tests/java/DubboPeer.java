@@ -260,6 +260,15 @@ public class DubboPeer {
     static Object invoke(String method, String desc, Object[] a, Map<String, Object> att) throws Exception {
         switch (method) {
             case "$echo": return a[0];
+            case "$invoke": {
+                // Generic call: $invoke(String method, String[] types, Object[] args), generic=true.
+                if (!"true".equals(String.valueOf(att.get("generic")))) {
+                    throw new IllegalStateException("generic attachment missing");
+                }
+                String[] types = (String[]) a[1];
+                Object[] args = (Object[]) a[2];
+                return invoke((String) a[0], String.join(",", types), args, att);
+            }
             case "sayHello": return "Hello " + a[0];
             case "whoami": return name;
             case "add": return (Integer) a[0] + (Integer) a[1];
