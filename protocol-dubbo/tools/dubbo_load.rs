@@ -1,9 +1,9 @@
 //! A small load generator: `sayHello("rust")` on one provider with C calls in flight, and the
 //! raw TCP round trip to an in-process echo server as the floor. Prints one JSON line each.
 //!
-//! `cargo run --release -p protocol-dubbo --example dubbo_load -- 127.0.0.1:20880 CALLS CONCURRENCY`
+//! `cargo run --release -p protocol-dubbo --bin dubbo-load -- 127.0.0.1:20880 CALLS CONCURRENCY`
 //! (the same numbers as `dubbo-registry invoke --repeat N --concurrency C`, with fewer
-//! dependencies to build).
+//! dependencies to build: a bin, not an example, so dev-dependencies stay out).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
