@@ -7,7 +7,10 @@
 use hessian2::{Decoder, Encoder, Limits};
 use libfuzzer_sys::fuzz_target;
 
-const LIMITS: Limits = Limits { max_depth: 64, max_len: 1 << 20 };
+const LIMITS: Limits = Limits {
+    max_depth: 64,
+    max_len: 1 << 20,
+};
 
 fn reencode(bytes: &[u8], max_values: usize) -> Option<(Vec<u8>, usize)> {
     let mut d = Decoder::with_limits(bytes, LIMITS);
