@@ -32,6 +32,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Read, watch and write rules in the config centre (the registry by default).
     Config(cmd::config::Args),
+    /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
+    Invoke(cmd::invoke::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -42,6 +44,7 @@ fn main() -> std::process::ExitCode {
     init_logging(match cli.command {
         Command::Demo(_) => "error",
         Command::Conformance(_) => "off",
+        Command::Invoke(_) => "error",
         _ => "warn",
     });
     let result = match cli.command {
@@ -52,6 +55,7 @@ fn main() -> std::process::ExitCode {
         Command::Register(a) => cmd::register::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Config(a) => cmd::config::run(a),
+        Command::Invoke(a) => cmd::invoke::run(a),
     };
     match result {
         Ok(code) => code,

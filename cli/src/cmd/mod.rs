@@ -4,6 +4,8 @@ pub mod bench;
 pub mod config;
 pub mod conformance;
 pub mod demo;
+pub mod invoke;
+pub mod invoke_triple;
 pub mod list;
 pub mod register;
 pub mod route_view;

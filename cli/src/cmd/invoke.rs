@@ -1,0 +1,482 @@
+//! `dubbo-registry invoke <TARGET> <SERVICE> <METHOD> [ARGS_JSON]`: call a real provider.
+//!
+//! - TARGET is a registry URL (`zookeeper://`, `nacos://`, `memory://`): subscribe as a
+//!   Dubbo consumer of SERVICE with exactly the given group/version (absent means absent) and
+//!   call through directory → cluster (failover, Dubbo's 2 retries) → load balance → filters
+//!   → protocol invoker. Or a provider URL (`dubbo://host:port[/SERVICE][?params]`): refer
+//!   it directly and call once. `--retries N` overrides both.
+//! - The arguments are a JSON array; `--types` gives the Java parameter types, else they are
+//!   inferred ([`protocol_dubbo::infer_java_types`]). A normal call (method + descriptor), or
+//!   `$invoke` with `--generic`.
+//! - Exit codes: 0 result, 1 business exception thrown by the provider, 2 RPC or usage error.
+//!
+//! Protocol-neutral: providers are referred through [`ProtocolFactory`], a small `protocol ->
+//! InvokerFactory` table ([`protocols`]); another protocol plugs in with one entry there.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use invoker::cluster;
+use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
+use invoker::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
+use registry_core::Url;
+use serde_json::{json, Value};
+
+use crate::registry_factory::{self, REGISTRY_URL_HELP};
+
+/// Registry URL schemes (anything else is a provider URL).
+const REGISTRY_PROTOCOLS: &[&str] = &["zookeeper", "nacos", "memory"];
+/// Dubbo's default `retries` for failover.
+const DEFAULT_RETRIES: i64 = 2;
+
+/// Arguments of `invoke`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = REGISTRY_URL_HELP)]
+pub struct Args {
+    /// A registry URL (zookeeper://127.0.0.1:2181, nacos://127.0.0.1:8848, ...) or a provider
+    /// URL `dubbo://host:port[/SERVICE][?params]`.
+    target: String,
+    /// The service interface, e.g. org.apache.dubbo.demo.DemoService.
+    service: String,
+    /// The method name.
+    method: String,
+    /// The arguments, a JSON array (default []).
+    args_json: Option<String>,
+    /// Java parameter types in order: java.lang.String, int, long, double, boolean,
+    /// java.util.List, java.util.Map or a class name (default: inferred from the JSON).
+    #[arg(long, value_delimiter = ',')]
+    types: Option<Vec<String>>,
+    /// The service group (default: none).
+    #[arg(long)]
+    group: Option<String>,
+    /// The service version (default: none).
+    #[arg(long)]
+    version: Option<String>,
+    /// Per-attempt call timeout in ms (default: the URL's timeout, else 1000).
+    #[arg(long)]
+    timeout: Option<u64>,
+    /// Retries after the first attempt (default: 2 through a registry, 0 for a provider URL).
+    #[arg(long)]
+    retries: Option<u32>,
+    /// An attachment K=V (split at the first '='); repeatable.
+    #[arg(long = "attachment", value_name = "K=V")]
+    attachments: Vec<String>,
+    /// Call `$invoke(method, types, args)` with generic=true instead of the method itself.
+    #[arg(long)]
+    generic: bool,
+    /// Print one JSON object: {"result": ...} or {"exception": {"class", "message"}}.
+    #[arg(long)]
+    json: bool,
+    /// Repeat the call N times and print calls/s, p50 and p99 instead of the result.
+    #[arg(long, default_value_t = 1)]
+    repeat: u64,
+    /// Calls in flight during --repeat.
+    #[arg(long, default_value_t = 1)]
+    concurrency: u64,
+    /// Seconds to wait for the registry and its first provider list.
+    #[arg(long, default_value_t = 10)]
+    registry_timeout: u64,
+    /// Triple (`tri://`) options (`--proto`).
+    #[command(flatten)]
+    triple: super::invoke_triple::TripleArgs,
+}
+
+/// `protocol -> InvokerFactory`: refers each provider URL through the factory of its protocol.
+#[derive(Debug)]
+pub struct ProtocolFactory {
+    factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>>,
+}
+
+/// The protocols `invoke` can call (`tri` per `--proto`: IDL mode, else wrapper mode).
+pub fn protocols(a: &Args) -> anyhow::Result<ProtocolFactory> {
+    let mut factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>> = BTreeMap::new();
+    factories.insert(
+        "dubbo",
+        Arc::new(protocol_dubbo::DubboInvokerFactory::new()),
+    );
+    factories.insert("tri", super::invoke_triple::factory(&a.triple, &a.service)?);
+    Ok(ProtocolFactory { factories })
+}
+
+impl ProtocolFactory {
+    /// The protocol names served.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.factories.keys().copied().collect()
+    }
+}
+
+impl InvokerFactory for ProtocolFactory {
+    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
+        let p = provider.protocol().unwrap_or("");
+        match self.factories.get(p) {
+            Some(f) => f.refer(provider),
+            None => Err(RpcError::new(
+                RpcErrorCode::Unknown,
+                format!(
+                    "unsupported protocol {p:?} of provider {} (supported: {})",
+                    provider.to_identity_string(),
+                    self.names().join(", ")
+                ),
+            )),
+        }
+    }
+}
+
+/// The call, built from the command line (protocol-neutral).
+fn invocation(a: &Args) -> anyhow::Result<Invocation> {
+    let args: Vec<Value> = match &a.args_json {
+        None => Vec::new(),
+        Some(s) => {
+            match serde_json::from_str(s).with_context(|| format!("ARGS_JSON is not JSON: {s}"))? {
+                Value::Array(v) => v,
+                other => bail!("ARGS_JSON must be a JSON array, got {other}"),
+            }
+        }
+    };
+    let types = match &a.types {
+        Some(t) => {
+            let t: Vec<String> = t
+                .iter()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect();
+            if t.len() != args.len() {
+                bail!(
+                    "--types lists {} types for {} arguments",
+                    t.len(),
+                    args.len()
+                );
+            }
+            t
+        }
+        None => protocol_dubbo::infer_java_types(&args),
+    };
+    let mut inv = if a.generic {
+        Invocation::new("$invoke")
+            .with_arguments(
+                vec![
+                    "java.lang.String".into(),
+                    "[Ljava.lang.String;".into(),
+                    "[Ljava.lang.Object;".into(),
+                ],
+                vec![
+                    json!(a.method),
+                    Value::Array(types.into_iter().map(Value::String).collect()),
+                    Value::Array(args),
+                ],
+            )
+            .with_attachment("generic", "true")
+    } else {
+        Invocation::new(a.method.as_str()).with_arguments(types, args)
+    };
+    for kv in &a.attachments {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--attachment {kv:?} is not K=V"))?;
+        if k.is_empty() {
+            bail!("--attachment {kv:?} has an empty key");
+        }
+        inv = inv.with_attachment(k, v);
+    }
+    Ok(inv)
+}
+
+fn consumer_url(a: &Args) -> Url {
+    let mut b = Url::builder("consumer")
+        .host("127.0.0.1")
+        .path(&a.service)
+        .param("interface", &a.service)
+        .param("side", "consumer")
+        .param("category", "providers,configurators,routers")
+        .param("check", "false")
+        .param("application", "dubbo-registry-invoke")
+        .param("dubbo", "2.0.2")
+        .param("release", "3.3.1");
+    if let Some(g) = &a.group {
+        b = b.param("group", g);
+    }
+    if let Some(v) = &a.version {
+        b = b.param("version", v);
+    }
+    if let Some(t) = a.timeout {
+        b = b.param("timeout", &t.to_string());
+    }
+    b = b.param(
+        "retries",
+        &a.retries.map_or(DEFAULT_RETRIES, i64::from).to_string(),
+    );
+    b.build()
+}
+
+fn provider_url(a: &Args) -> anyhow::Result<Url> {
+    let mut u =
+        Url::parse(&a.target).with_context(|| format!("invalid provider URL {:?}", a.target))?;
+    if u.path().is_none_or(str::is_empty) {
+        u = u.with_path(&a.service);
+    }
+    let mut set: Vec<(&str, String)> = Vec::new();
+    if !u.has_param("interface") {
+        set.push(("interface", a.service.clone()));
+    }
+    if let Some(g) = &a.group {
+        set.push(("group", g.clone()));
+    }
+    if let Some(v) = &a.version {
+        set.push(("version", v.clone()));
+    }
+    if let Some(t) = a.timeout {
+        set.push(("timeout", t.to_string()));
+    }
+    Ok(u.with_params(set.iter().map(|(k, v)| (*k, v.as_str()))))
+}
+
+/// The invoker of the target, and what to release afterwards.
+struct Opened {
+    invoker: SharedInvoker,
+    provider: Option<String>,
+    attempts: u32,
+    dir: Option<Arc<RegistryDirectory>>,
+    registry: Option<Arc<dyn registry_core::Registry>>,
+}
+
+impl Opened {
+    /// One call; a direct target retries retryable failures `--retries` times (the cluster
+    /// does its own failover).
+    async fn call(&self, inv: &Invocation) -> RpcResult {
+        let mut r = self.invoker.invoke(inv).await;
+        for _ in 1..self.attempts {
+            match &r {
+                Err(e) if e.is_retryable() => r = self.invoker.invoke(inv).await,
+                _ => break,
+            }
+        }
+        r
+    }
+
+    async fn close(self) {
+        match self.dir {
+            Some(dir) => dir.destroy(),
+            None => self.invoker.destroy(),
+        }
+        if let Some(r) = self.registry {
+            r.destroy().await;
+        }
+    }
+}
+
+async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
+    let wait = Duration::from_secs(a.registry_timeout.max(1));
+    let registry = registry_factory::connect(&a.target, wait).await?;
+    let consumer = consumer_url(a);
+    let factory: Arc<dyn InvokerFactory> = Arc::new(protocols(a)?);
+    let dir = RegistryDirectory::subscribe(
+        registry.clone(),
+        consumer,
+        factory,
+        DirectoryOptions {
+            register: false,
+            ready_timeout: wait,
+            ..DirectoryOptions::default()
+        },
+    )
+    .await
+    .map_err(|e| anyhow!("subscribe to {} in {} failed: {e}", a.service, a.target))?;
+    dir.wait_ready().await;
+    let invoker = cluster::join(dir.clone() as Arc<dyn Directory>);
+    Ok(Opened {
+        invoker,
+        provider: None,
+        attempts: 1,
+        dir: Some(dir),
+        registry: Some(registry),
+    })
+}
+
+fn open_direct(a: &Args) -> anyhow::Result<Opened> {
+    let url = provider_url(a)?;
+    let invoker = protocols(a)?
+        .refer(&url)
+        .map_err(|e| anyhow!("cannot refer {}: {}", url.to_identity_string(), e.message))?;
+    Ok(Opened {
+        invoker,
+        provider: url.address(),
+        attempts: 1 + a.retries.unwrap_or(0),
+        dir: None,
+        registry: None,
+    })
+}
+
+/// Latency statistics of a `--repeat` run.
+#[derive(Debug, serde::Serialize)]
+struct LoadStats {
+    calls: u64,
+    errors: u64,
+    concurrency: u64,
+    seconds: f64,
+    calls_per_sec: f64,
+    p50_us: f64,
+    p99_us: f64,
+    max_us: f64,
+    first_error: Option<String>,
+}
+
+async fn load(
+    opened: Arc<Opened>,
+    inv: Arc<Invocation>,
+    calls: u64,
+    concurrency: u64,
+) -> LoadStats {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let next = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency.max(1) {
+        let (opened, inv, next) = (opened.clone(), inv.clone(), next.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let mut errors = 0u64;
+            let mut first_error = None;
+            while next.fetch_add(1, Ordering::Relaxed) < calls {
+                let t = Instant::now();
+                let r = opened.call(&inv).await;
+                lat.push(t.elapsed().as_nanos() as u64);
+                if let Err(e) = r {
+                    errors += 1;
+                    first_error.get_or_insert_with(|| e.to_string());
+                }
+            }
+            (lat, errors, first_error)
+        }));
+    }
+    let mut all = Vec::with_capacity(calls as usize);
+    let (mut errors, mut first_error) = (0, None);
+    for t in tasks {
+        if let Ok((lat, e, fe)) = t.await {
+            all.extend(lat);
+            errors += e;
+            if first_error.is_none() {
+                first_error = fe;
+            }
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    all.sort_unstable();
+    let pct = |p: f64| -> f64 {
+        if all.is_empty() {
+            return 0.0;
+        }
+        let i = ((all.len() as f64 * p).ceil() as usize).clamp(1, all.len()) - 1;
+        all[i] as f64 / 1e3
+    };
+    LoadStats {
+        calls: all.len() as u64,
+        errors,
+        concurrency,
+        seconds,
+        calls_per_sec: all.len() as f64 / seconds.max(1e-9),
+        p50_us: pct(0.50),
+        p99_us: pct(0.99),
+        max_us: all.last().map_or(0.0, |v| *v as f64 / 1e3),
+        first_error,
+    }
+}
+
+/// Runs the call and prints its outcome; exit 0/1/2.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let inv = invocation(&a)?;
+    let target = Url::parse(&a.target).with_context(|| format!("invalid TARGET {:?}", a.target))?;
+    let is_registry = target
+        .protocol()
+        .is_some_and(|p| REGISTRY_PROTOCOLS.contains(&p));
+    let rt = super::runtime()?;
+    rt.block_on(async {
+        let opened = if is_registry {
+            open_registry(&a).await?
+        } else {
+            open_direct(&a)?
+        };
+        if a.repeat > 1 {
+            let opened = Arc::new(opened);
+            // One call first: connects, and warms both sides up.
+            let _ = opened.call(&inv).await;
+            let stats = load(opened.clone(), Arc::new(inv), a.repeat, a.concurrency).await;
+            if let Ok(o) = Arc::try_unwrap(opened) {
+                o.close().await;
+            }
+            if a.json {
+                println!("{}", serde_json::to_string(&stats)?);
+            } else {
+                println!(
+                    "{} calls ({} errors), {} in flight: {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+                    stats.calls, stats.errors, stats.concurrency, stats.calls_per_sec, stats.p50_us, stats.p99_us, stats.max_us
+                );
+                if let Some(e) = &stats.first_error {
+                    eprintln!("first error: {e}");
+                }
+            }
+            return Ok(if stats.errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) });
+        }
+        let start = Instant::now();
+        let result = opened.call(&inv).await;
+        let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        let provider = opened.provider.clone();
+        opened.close().await;
+        Ok(print(&a, result, provider, elapsed_ms))
+    })
+}
+
+fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64) -> ExitCode {
+    match result {
+        Ok(r) => {
+            if a.json {
+                let mut o = serde_json::Map::new();
+                o.insert("result".into(), r.value);
+                if let Some(p) = provider {
+                    o.insert("provider".into(), json!(p));
+                }
+                o.insert(
+                    "elapsed_ms".into(),
+                    json!((elapsed_ms * 1000.0).round() / 1000.0),
+                );
+                o.insert("attachments".into(), json!(r.attachments));
+                println!("{}", Value::Object(o));
+            } else {
+                match &r.value {
+                    Value::String(s) => println!("{s}"),
+                    v => println!("{}", serde_json::to_string_pretty(v).unwrap_or_default()),
+                }
+                eprintln!("(ok in {elapsed_ms:.1} ms)");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) if e.is_biz() => {
+            let class = e.exception_class.clone().unwrap_or_default();
+            if a.json {
+                println!(
+                    "{}",
+                    json!({"exception": {"class": class, "message": e.message}, "elapsed_ms": (elapsed_ms * 1000.0).round() / 1000.0})
+                );
+            } else {
+                println!("exception {class}: {}", e.message);
+            }
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("error: {} {}.{}: {e}", describe(&e), a.service, a.method);
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn describe(e: &RpcError) -> &'static str {
+    match e.code {
+        RpcErrorCode::Timeout | RpcErrorCode::TimeoutTerminate => "timeout calling",
+        RpcErrorCode::Forbidden | RpcErrorCode::NoInvokerAvailableAfterFilter => "no provider for",
+        RpcErrorCode::Network => "network error calling",
+        RpcErrorCode::Serialization => "serialization error calling",
+        _ => "failed to call",
+    }
+}

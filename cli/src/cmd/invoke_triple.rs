@@ -1,0 +1,44 @@
+//! The Triple (`tri://`) part of `invoke`: `--proto FILE` selects IDL mode, otherwise wrapper
+//! mode (plain Java interfaces, Hessian2 in `TripleRequestWrapper`).
+//!
+//! - IDL mode: the `.proto` files (repeatable; imports resolve relative to each file) are
+//!   compiled without protoc; SERVICE is the proto full name, else `java_package` + service
+//!   name, else the only service with an rpc named METHOD; METHOD matches exactly or with its
+//!   first letter's case ignored. ARGS_JSON is `[msg]` in proto3 JSON (omitted or `[]` = the
+//!   empty message); the result prints as proto3 JSON (json names, 64-bit integers as strings,
+//!   enums by name, bytes as padded base64).
+//! - Wrapper mode: `--types` (or the inferred types) become `argTypes` in Java's
+//!   `Class.getName()` form.
+//! - Headers: `grpc-timeout` from `--timeout`, `tri-service-version`/`tri-service-group` only
+//!   with `--version`/`--group`, each `--attachment k=V` as the lower-cased header `k`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use invoker::rpc::InvokerFactory;
+use protocol_triple::{IdlService, PayloadMode, ProtoSchema, TripleInvokerFactory};
+
+/// The Triple options of `invoke`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TripleArgs {
+    /// A .proto file for tri:// providers (repeatable; imports relative to the file): selects
+    /// IDL mode, with ARGS_JSON `[message]` in proto3 JSON. Without it, tri:// calls use
+    /// wrapper mode (Hessian2 arguments typed by --types).
+    #[arg(long = "proto", value_name = "FILE")]
+    pub proto: Vec<PathBuf>,
+}
+
+/// The `tri` entry of the protocol table: IDL mode for SERVICE when `--proto` is given.
+pub fn factory(t: &TripleArgs, service: &str) -> anyhow::Result<Arc<dyn InvokerFactory>> {
+    let mode = if t.proto.is_empty() {
+        PayloadMode::Wrapper
+    } else {
+        let schema = ProtoSchema::load(&t.proto).context("--proto")?;
+        PayloadMode::Idl(IdlService {
+            schema: Arc::new(schema),
+            service: service.to_owned(),
+        })
+    };
+    Ok(Arc::new(TripleInvokerFactory::new(mode)))
+}

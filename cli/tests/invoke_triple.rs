@@ -1,0 +1,284 @@
+//! `dubbo-registry invoke` against Triple peers: IDL mode (`--proto`), wrapper mode, exit
+//! codes 0/1/2, JSON output, routing headers, and a registry target through ZooKeeper.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
+
+#[path = "../../protocol-triple/tests/common/mod.rs"]
+mod common;
+
+use serde_json::{json, Value};
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("{e}: {:?}", self.stdout))
+    }
+}
+
+async fn invoke(args: &[&str]) -> Out {
+    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
+        .arg("invoke")
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn proto() -> String {
+    common::proto_dir().join("test.proto").display().to_string()
+}
+
+#[tokio::test]
+async fn idl_mode_with_proto_files() {
+    let Some(peer) = common::grpc_peer("cli idl_mode_with_proto_files", 0).await else {
+        return;
+    };
+    let target = format!("tri://{}", peer.addr());
+    let p = proto();
+    let o = invoke(&[
+        &target,
+        "tritest.Greeter",
+        "SayHello",
+        r#"[{"name":"cli"}]"#,
+        "--proto",
+        &p,
+        "--json",
+    ])
+    .await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.json()["result"], json!({"message": "Hello cli"}));
+    // java_package lookup, Java-style method name, proto3 JSON out.
+    let o = invoke(&[
+        &target,
+        "org.apache.dubbo.tritest.Greeter",
+        "echo",
+        r#"[{"f_int64": 5, "fEnum": "RED", "fBytes": "AQ==", "oInt32": 0}]"#,
+        "--proto",
+        &p,
+        "--json",
+    ])
+    .await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(
+        o.json()["result"],
+        json!({"fInt64": "5", "fEnum": "RED", "fBytes": "AQ==", "oInt32": 0})
+    );
+    // Omitted arguments = the empty message.
+    let o = invoke(&[
+        &target,
+        "tritest.Greeter",
+        "SayHello",
+        "--proto",
+        &p,
+        "--json",
+    ])
+    .await;
+    assert_eq!(o.json()["result"], json!({"message": "Hello "}));
+    // Unknown fields and wrong types: exit 2.
+    for bad in [r#"[{"nope":1}]"#, r#"[{"name":5}]"#] {
+        let o = invoke(&[
+            &target,
+            "tritest.Greeter",
+            "SayHello",
+            bad,
+            "--proto",
+            &p,
+            "--json",
+        ])
+        .await;
+        assert_eq!(o.code, 2, "{bad}: {}", o.stdout);
+    }
+    // A non-OK status: exit 2 with the percent-decoded grpc-message.
+    let o = invoke(&[
+        &target,
+        "tritest.Greeter",
+        "Fail",
+        r#"[{"code":14,"message":"später 100%"}]"#,
+        "--proto",
+        &p,
+    ])
+    .await;
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("UNAVAILABLE") && o.stderr.contains("später 100%"),
+        "{}",
+        o.stderr
+    );
+    // Headers: timeout, version only when given, attachments lower-cased.
+    let o = invoke(&[
+        &target,
+        "tritest.Greeter",
+        "Headers",
+        "[{}]",
+        "--proto",
+        &p,
+        "--json",
+        "--timeout",
+        "1500",
+        "--version",
+        "1.0.0",
+        "--attachment",
+        "Trace-Id=a=b",
+    ])
+    .await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let h = &o.json()["result"]["headers"];
+    assert_eq!(h["tri-service-version"], "1.0.0");
+    assert!(h.get("tri-service-group").is_none());
+    assert_eq!(h["trace-id"], "a=b");
+    let left: i64 = h["x-remaining-ms"].as_str().unwrap().parse().unwrap();
+    assert!((500..=1500).contains(&left), "{left}");
+}
+
+#[tokio::test]
+async fn wrapper_mode_and_business_exceptions() {
+    let Some(peer) = common::grpc_peer("cli wrapper_mode", 0).await else {
+        return;
+    };
+    let target = format!("tri://{}", peer.addr());
+    let svc = "org.apache.dubbo.tritest.DemoService";
+    let o = invoke(&[
+        &target,
+        svc,
+        "sayHello",
+        r#"["w"]"#,
+        "--types",
+        "java.lang.String",
+        "--json",
+    ])
+    .await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.json()["result"], json!("Hello w"));
+    let o = invoke(&[
+        &target,
+        svc,
+        "describe",
+        r#"[1, "x"]"#,
+        "--types",
+        "int,String",
+        "--json",
+    ])
+    .await;
+    assert_eq!(o.json()["result"], json!("hessian4|int,java.lang.String|2"));
+    let o = invoke(&[&target, svc, "boom", r#"["x"]"#, "--json"]).await;
+    assert_eq!(o.code, 1, "{} {}", o.stdout, o.stderr);
+    assert_eq!(
+        o.json()["exception"],
+        json!({"class": "java.lang.IllegalStateException", "message": "boom: x"})
+    );
+    // tri-exception-code other than 3 is an RPC failure.
+    let o = invoke(&[&target, svc, "denied", r#"["x"]"#, "--json"]).await;
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("no access for you"), "{}", o.stderr);
+}
+
+#[tokio::test]
+async fn unmatched_routing_is_a_404_failure() {
+    let Some(node) = common::node_peer("cli unmatched_routing").await else {
+        return;
+    };
+    let target = format!("tri://{}", node.addr());
+    let p = proto();
+    let o = invoke(&[
+        &target,
+        "tritest.Greeter",
+        "SayHello",
+        r#"[{"name":"n"}]"#,
+        "--proto",
+        &p,
+        "--version",
+        "1.0.0",
+        "--group",
+        "g1",
+        "--json",
+    ])
+    .await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(
+        o.json()["result"],
+        json!({"message": "Hello n from 1.0.0/g1"})
+    );
+    let o = invoke(&[
+        &target,
+        "tritest.Greeter",
+        "SayHello",
+        r#"[{"name":"n"}]"#,
+        "--proto",
+        &p,
+        "--group",
+        "g1",
+    ])
+    .await;
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("404") && o.stderr.contains("UNIMPLEMENTED"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[tokio::test]
+async fn registry_target_through_zookeeper() {
+    let Some(zk) = tests::zk_addr("cli registry_target_through_zookeeper") else {
+        return;
+    };
+    let Some(peer) = common::grpc_peer("cli registry_target_through_zookeeper", 0).await else {
+        return;
+    };
+    let root = tests::unique("tri-cli");
+    let reg_url = format!("zookeeper://{zk}?group={root}");
+    let provider = format!(
+        "tri://127.0.0.1:{}/tritest.Greeter?application=p&interface=tritest.Greeter&methods=SayHello&proxy=nativestub&release=3.3.1&side=provider&version=1.0.0",
+        peer.port
+    );
+    let reg =
+        registry_zk::ZookeeperRegistry::connect(&registry_core::Url::parse(&reg_url).unwrap())
+            .await
+            .unwrap();
+    use registry_core::Registry as _;
+    reg.register(&registry_core::Url::parse(&provider).unwrap())
+        .await
+        .unwrap();
+    let p = proto();
+    let o = invoke(&[
+        &reg_url,
+        "tritest.Greeter",
+        "SayHello",
+        r#"[{"name":"zk"}]"#,
+        "--proto",
+        &p,
+        "--version",
+        "1.0.0",
+        "--json",
+    ])
+    .await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.json()["result"], json!({"message": "Hello zk"}));
+    // The wrong version finds no provider: exit 2 naming the service.
+    let o = invoke(&[
+        &reg_url,
+        "tritest.Greeter",
+        "SayHello",
+        "[{}]",
+        "--proto",
+        &p,
+        "--version",
+        "9",
+        "--registry-timeout",
+        "2",
+    ])
+    .await;
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("tritest.Greeter"), "{}", o.stderr);
+}

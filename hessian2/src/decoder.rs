@@ -1,0 +1,737 @@
+//! The Hessian 2.0 reader.
+//!
+//! Reads every form Java's `Hessian2Input` reads. Class definitions (`C`), list/map type names
+//! and the reference table (`Q`) persist across reads, as within one Dubbo2 body. A `Q` to a
+//! finished list/map/object is expanded into a copy by decoding the referenced bytes again
+//! (nothing is cloned or kept for values that are never referenced); a `Q` to one still being
+//! read (a cycle) becomes [`Value::Ref`] with the index the copy has in the decoded output, so
+//! encoding the result again writes a valid stream. Every length and the nesting depth are
+//! checked against [`Limits`], and re-reading for references counts against
+//! [`Limits::max_len`] too, so no input can make it panic, recurse without bound or expand
+//! exponentially.
+
+use std::collections::BTreeMap;
+
+use crate::error::Error;
+use crate::limits::Limits;
+use crate::value::Value;
+
+/// At most this many elements are reserved ahead of reading them.
+const PREALLOC_MAX: usize = 1024;
+
+/// One class definition read from the stream.
+#[derive(Debug)]
+struct ClassDef {
+    name: String,
+    fields: Vec<String>,
+}
+
+/// One Hessian 2.0 input stream over a byte slice.
+#[derive(Debug)]
+pub struct Decoder<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    limits: Limits,
+    types: Vec<String>,
+    classes: Vec<ClassDef>,
+    /// Offset of the first byte of each list/map/object, in stream order.
+    refs: Vec<usize>,
+    /// Lists/maps/objects being read: (stream index, output index).
+    active: Vec<(u32, u32)>,
+    /// Lists/maps/objects produced so far (the next one's output index).
+    out_count: u32,
+    /// Replaying a referenced value: the stream index the next list/map/object has.
+    replay_next: Option<u32>,
+    /// Bytes re-read for reference expansion so far.
+    expanded: usize,
+    depth: usize,
+}
+
+/// The kind of a string chunk header.
+fn is_string_tag(t: u8) -> bool {
+    matches!(t, 0x00..=0x1f | 0x30..=0x33 | b'S' | b'R')
+}
+
+impl<'a> Decoder<'a> {
+    /// A stream over `buf` with [`Limits::default`].
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self::with_limits(buf, Limits::default())
+    }
+
+    /// A stream over `buf` with the given limits.
+    pub fn with_limits(buf: &'a [u8], limits: Limits) -> Self {
+        Decoder {
+            buf,
+            pos: 0,
+            limits,
+            types: Vec::new(),
+            classes: Vec::new(),
+            refs: Vec::new(),
+            active: Vec::new(),
+            out_count: 0,
+            replay_next: None,
+            expanded: 0,
+            depth: 0,
+        }
+    }
+
+    /// Offset of the next byte to read.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// True when every byte has been read.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// The bytes not read yet.
+    pub fn remaining(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
+    /// The next byte without consuming it.
+    pub fn peek(&self) -> Option<u8> {
+        self.buf.get(self.pos).copied()
+    }
+
+    /// True when the next value is `null` (`N`).
+    pub fn peek_null(&self) -> bool {
+        self.peek() == Some(b'N')
+    }
+
+    /// Reads one value of any kind.
+    pub fn read(&mut self) -> Result<Value, Error> {
+        self.depth = 0;
+        self.active.clear();
+        self.value()
+    }
+
+    /// Reads one value and converts it to JSON (see [`Value::to_json`]): references are
+    /// expanded, cycles cut (a back-reference to an ancestor becomes `null`).
+    pub fn read_json(&mut self) -> Result<serde_json::Value, Error> {
+        Ok(self.read()?.into_json())
+    }
+
+    /// Reads a string (not `null`).
+    pub fn read_str(&mut self) -> Result<String, Error> {
+        let start = self.pos;
+        let tag = self.byte("string")?;
+        if !is_string_tag(tag) {
+            return Err(Error::UnexpectedTag {
+                tag,
+                offset: start,
+                expected: "a string",
+            });
+        }
+        self.string(tag)
+    }
+
+    /// Reads a string or `null`.
+    pub fn read_opt_str(&mut self) -> Result<Option<String>, Error> {
+        if self.peek_null() {
+            self.pos += 1;
+            return Ok(None);
+        }
+        self.read_str().map(Some)
+    }
+
+    /// Reads `null` (`N`).
+    pub fn read_null(&mut self) -> Result<(), Error> {
+        let start = self.pos;
+        match self.byte("null")? {
+            b'N' => Ok(()),
+            tag => Err(Error::UnexpectedTag {
+                tag,
+                offset: start,
+                expected: "null",
+            }),
+        }
+    }
+
+    /// Reads a boolean.
+    pub fn read_bool(&mut self) -> Result<bool, Error> {
+        let start = self.pos;
+        match self.byte("boolean")? {
+            b'T' => Ok(true),
+            b'F' => Ok(false),
+            tag => Err(Error::UnexpectedTag {
+                tag,
+                offset: start,
+                expected: "a boolean",
+            }),
+        }
+    }
+
+    /// Reads an int (any int form, or a long form whose value fits, as Java's `readInt`).
+    pub fn read_int(&mut self) -> Result<i32, Error> {
+        let start = self.pos;
+        let v = self.read_long()?;
+        i32::try_from(v).map_err(|_| Error::Invalid {
+            offset: start,
+            context: "int",
+            detail: "long value out of int range".into(),
+        })
+    }
+
+    /// Reads a long (any int or long form).
+    pub fn read_long(&mut self) -> Result<i64, Error> {
+        let start = self.pos;
+        let tag = self.byte("integer")?;
+        self.integer(tag, start)
+    }
+
+    /// Reads a double (any double form; int and long forms are converted, as Java does).
+    pub fn read_double(&mut self) -> Result<f64, Error> {
+        let start = self.pos;
+        match self.value_at_depth()? {
+            Value::Double(d) => Ok(d),
+            Value::Int(i) => Ok(f64::from(i)),
+            Value::Long(l) => Ok(l as f64),
+            _ => Err(Error::UnexpectedTag {
+                tag: self.buf.get(start).copied().unwrap_or(0),
+                offset: start,
+                expected: "a double",
+            }),
+        }
+    }
+
+    /// Reads an untyped or typed map as strings, the form of Dubbo attachments. `null` gives
+    /// an empty map; non-string keys and values are kept in their string form (numbers and
+    /// booleans as Java prints them, dates as epoch millis, others as JSON text); entries
+    /// whose value is `null` are dropped.
+    pub fn read_map_str(&mut self) -> Result<BTreeMap<String, String>, Error> {
+        let start = self.pos;
+        let mut out = BTreeMap::new();
+        match self.peek() {
+            Some(b'N') => {
+                self.pos += 1;
+                return Ok(out);
+            }
+            Some(b'H' | b'M') => {}
+            Some(tag) => {
+                return Err(Error::UnexpectedTag {
+                    tag,
+                    offset: start,
+                    expected: "a map",
+                });
+            }
+            None => {
+                return Err(Error::Eof {
+                    offset: start,
+                    context: "map",
+                })
+            }
+        }
+        if let Value::Map { entries, .. } = self.read()? {
+            for (k, v) in entries {
+                if matches!(v, Value::Null) {
+                    continue;
+                }
+                out.insert(string_form(k), string_form(v));
+            }
+        }
+        Ok(out)
+    }
+
+    // ----- internals -----
+
+    fn eof(&self, context: &'static str) -> Error {
+        Error::Eof {
+            offset: self.buf.len(),
+            context,
+        }
+    }
+
+    fn byte(&mut self, context: &'static str) -> Result<u8, Error> {
+        match self.buf.get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(self.eof(context)),
+        }
+    }
+
+    fn take(&mut self, n: usize, context: &'static str) -> Result<&'a [u8], Error> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
+        match end {
+            Some(e) => {
+                let s = &self.buf[self.pos..e];
+                self.pos = e;
+                Ok(s)
+            }
+            None => Err(self.eof(context)),
+        }
+    }
+
+    fn array<const N: usize>(&mut self, context: &'static str) -> Result<[u8; N], Error> {
+        let s = self.take(N, context)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    fn u16(&mut self, context: &'static str) -> Result<usize, Error> {
+        Ok(usize::from(u16::from_be_bytes(self.array(context)?)))
+    }
+
+    /// An int/long after its tag (any int or long form).
+    fn integer(&mut self, tag: u8, start: usize) -> Result<i64, Error> {
+        let t = i64::from(tag);
+        Ok(match tag {
+            0x80..=0xbf => t - 0x90,
+            0xc0..=0xcf => ((t - 0xc8) << 8) | i64::from(self.byte("int")?),
+            0xd0..=0xd7 => ((t - 0xd4) << 16) | self.u16("int")? as i64,
+            b'I' | b'Y' => i64::from(i32::from_be_bytes(self.array("int")?)),
+            0xd8..=0xef => t - 0xe0,
+            0xf0..=0xff => ((t - 0xf8) << 8) | i64::from(self.byte("long")?),
+            0x38..=0x3f => ((t - 0x3c) << 16) | self.u16("long")? as i64,
+            b'L' => i64::from_be_bytes(self.array("long")?),
+            _ => {
+                return Err(Error::UnexpectedTag {
+                    tag,
+                    offset: start,
+                    expected: "an integer",
+                })
+            }
+        })
+    }
+
+    /// A non-negative int used as a length, count or index.
+    fn index(&mut self, context: &'static str) -> Result<usize, Error> {
+        let start = self.pos;
+        let tag = self.byte(context)?;
+        let v = self.integer(tag, start)?;
+        usize::try_from(v)
+            .ok()
+            .filter(|_| v <= i64::from(i32::MAX))
+            .ok_or_else(|| Error::Invalid {
+                offset: start,
+                context,
+                detail: format!("negative or too large ({v})"),
+            })
+    }
+
+    fn check_len(&self, len: usize, context: &'static str, start: usize) -> Result<(), Error> {
+        if len > self.limits.max_len {
+            return Err(Error::TooLong {
+                offset: start,
+                context,
+                len,
+                limit: self.limits.max_len,
+            });
+        }
+        Ok(())
+    }
+
+    /// A value read below the current one (depth kept).
+    fn value_at_depth(&mut self) -> Result<Value, Error> {
+        self.value()
+    }
+
+    fn value(&mut self) -> Result<Value, Error> {
+        let mut start = self.pos;
+        let mut tag = self.byte("value")?;
+        // Class definitions precede the value they are for (a loop, not recursion: a long run
+        // of definitions must not grow the stack).
+        while tag == b'C' {
+            self.class_def()?;
+            start = self.pos;
+            tag = self.byte("value")?;
+        }
+        Ok(match tag {
+            b'N' => Value::Null,
+            b'T' => Value::Bool(true),
+            b'F' => Value::Bool(false),
+            0x80..=0xd7 | b'I' => Value::Int(self.integer(tag, start)? as i32),
+            0xd8..=0xff | 0x38..=0x3f | b'Y' | b'L' => Value::Long(self.integer(tag, start)?),
+            0x5b => Value::Double(0.0),
+            0x5c => Value::Double(1.0),
+            0x5d => Value::Double(f64::from(self.byte("double")? as i8)),
+            0x5e => Value::Double(f64::from(i16::from_be_bytes(self.array("double")?))),
+            0x5f => Value::Double(0.001 * f64::from(i32::from_be_bytes(self.array("double")?))),
+            b'D' => Value::Double(f64::from_bits(u64::from_be_bytes(self.array("double")?))),
+            b'J' => Value::Date(i64::from_be_bytes(self.array("date")?)),
+            b'K' => Value::Date(i64::from(i32::from_be_bytes(self.array("date")?)) * 60_000),
+            t if is_string_tag(t) => Value::String(self.string(t)?),
+            0x20..=0x2f | 0x34..=0x37 | b'B' | b'A' => Value::Binary(self.binary(tag)?),
+            0x70..=0x7f | b'V' | b'X' | b'U' | b'W' => self.list(tag, start)?,
+            b'H' | b'M' => self.map(tag, start)?,
+            b'O' | 0x60..=0x6f => self.object(tag, start)?,
+            b'Q' => self.reference(start)?,
+            _ => {
+                return Err(Error::UnexpectedTag {
+                    tag,
+                    offset: start,
+                    expected: "a value",
+                })
+            }
+        })
+    }
+
+    /// Enters a list/map/object that starts at `start`.
+    fn begin(&mut self, start: usize) -> Result<(), Error> {
+        if self.depth >= self.limits.max_depth {
+            return Err(Error::TooDeep {
+                offset: start,
+                limit: self.limits.max_depth,
+            });
+        }
+        self.depth += 1;
+        let sidx = match self.replay_next.as_mut() {
+            Some(n) => {
+                let s = *n;
+                *n = n.saturating_add(1);
+                s
+            }
+            None => {
+                self.refs.push(start);
+                u32::try_from(self.refs.len() - 1).unwrap_or(u32::MAX)
+            }
+        };
+        let oidx = self.out_count;
+        self.out_count = self.out_count.saturating_add(1);
+        self.active.push((sidx, oidx));
+        Ok(())
+    }
+
+    fn end(&mut self) {
+        self.depth -= 1;
+        self.active.pop();
+    }
+
+    /// A list/map type name: a string (added to the type table) or an index into it.
+    fn type_name(&mut self) -> Result<String, Error> {
+        let start = self.pos;
+        match self.peek() {
+            Some(t) if is_string_tag(t) => {
+                self.pos += 1;
+                let s = self.string(t)?;
+                if self.replay_next.is_none() {
+                    self.types.push(s.clone());
+                }
+                Ok(s)
+            }
+            Some(_) => {
+                let i = self.index("type reference")?;
+                self.types.get(i).cloned().ok_or_else(|| Error::Invalid {
+                    offset: start,
+                    context: "type reference",
+                    detail: format!("index {i} but {} types defined", self.types.len()),
+                })
+            }
+            None => Err(self.eof("type name")),
+        }
+    }
+
+    fn list(&mut self, tag: u8, start: usize) -> Result<Value, Error> {
+        let type_name = match tag {
+            0x70..=0x77 | b'V' | b'U' => Some(self.type_name()?),
+            _ => None,
+        };
+        let len = match tag {
+            0x70..=0x77 => Some(usize::from(tag - 0x70)),
+            0x78..=0x7f => Some(usize::from(tag - 0x78)),
+            b'V' | b'X' => Some(self.index("list length")?),
+            _ => None,
+        };
+        self.begin(start)?;
+        let mut items = Vec::new();
+        match len {
+            Some(n) => {
+                self.check_len(n, "list", start)?;
+                if n > self.buf.len() - self.pos {
+                    return Err(self.eof("list"));
+                }
+                // Grow as elements arrive: a claimed length costs nothing until it is backed
+                // by data.
+                items.reserve(n.min(PREALLOC_MAX));
+                for _ in 0..n {
+                    items.push(self.value()?);
+                }
+            }
+            None => loop {
+                match self.peek() {
+                    Some(b'Z') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some(_) => {
+                        self.check_len(items.len() + 1, "list", start)?;
+                        items.push(self.value()?);
+                    }
+                    None => return Err(self.eof("list")),
+                }
+            },
+        }
+        self.end();
+        Ok(Value::List { type_name, items })
+    }
+
+    fn map(&mut self, tag: u8, start: usize) -> Result<Value, Error> {
+        let type_name = if tag == b'M' {
+            Some(self.type_name()?)
+        } else {
+            None
+        };
+        self.begin(start)?;
+        let mut entries = Vec::new();
+        loop {
+            match self.peek() {
+                Some(b'Z') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(_) => {
+                    self.check_len(entries.len() + 1, "map", start)?;
+                    let k = self.value()?;
+                    let v = self.value()?;
+                    entries.push((k, v));
+                }
+                None => return Err(self.eof("map")),
+            }
+        }
+        self.end();
+        Ok(Value::Map { type_name, entries })
+    }
+
+    fn class_def(&mut self) -> Result<(), Error> {
+        let start = self.pos;
+        let name = self.read_str()?;
+        let n = self.index("class field count")?;
+        self.check_len(n, "class definition", start)?;
+        if n > self.buf.len() - self.pos {
+            return Err(self.eof("class definition"));
+        }
+        let mut fields = Vec::with_capacity(n.min(PREALLOC_MAX));
+        for _ in 0..n {
+            fields.push(self.read_str()?);
+        }
+        if self.replay_next.is_none() {
+            self.classes.push(ClassDef { name, fields });
+        }
+        Ok(())
+    }
+
+    fn object(&mut self, tag: u8, start: usize) -> Result<Value, Error> {
+        let idx = match tag {
+            0x60..=0x6f => usize::from(tag - 0x60),
+            _ => self.index("object definition")?,
+        };
+        let Some(def) = self.classes.get(idx) else {
+            return Err(Error::Invalid {
+                offset: start,
+                context: "object",
+                detail: format!("class definition {idx} but {} defined", self.classes.len()),
+            });
+        };
+        let class = def.name.clone();
+        let n = def.fields.len();
+        self.begin(start)?;
+        let mut fields = Vec::with_capacity(n.min(PREALLOC_MAX));
+        for i in 0..n {
+            let v = self.value()?;
+            let name = self
+                .classes
+                .get(idx)
+                .and_then(|d| d.fields.get(i))
+                .cloned()
+                .unwrap_or_default();
+            fields.push((name, v));
+        }
+        self.end();
+        Ok(Value::Object { class, fields })
+    }
+
+    fn reference(&mut self, start: usize) -> Result<Value, Error> {
+        let n = self.index("reference")?;
+        if n >= self.refs.len() {
+            return Err(Error::Invalid {
+                offset: start,
+                context: "reference",
+                detail: format!(
+                    "index {n} but {} lists/maps/objects so far",
+                    self.refs.len()
+                ),
+            });
+        }
+        let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+        if let Some(&(_, out)) = self.active.iter().rev().find(|(s, _)| *s == n32) {
+            return Ok(Value::Ref(out));
+        }
+        // A finished value: decode its bytes again as a copy.
+        let target = self.refs[n];
+        let resume = self.pos;
+        let saved = self.replay_next.replace(n32);
+        self.pos = target;
+        let r = self.value();
+        let span = self.pos.saturating_sub(target);
+        self.pos = resume;
+        self.replay_next = saved;
+        self.expanded = self.expanded.saturating_add(span);
+        if self.expanded > self.limits.max_len {
+            return Err(Error::TooLong {
+                offset: start,
+                context: "reference expansion",
+                len: self.expanded,
+                limit: self.limits.max_len,
+            });
+        }
+        r
+    }
+
+    /// A string after its first chunk tag.
+    fn string(&mut self, mut tag: u8) -> Result<String, Error> {
+        let start = self.pos - 1;
+        let mut out = String::new();
+        let mut total = 0usize;
+        let mut high: Option<u32> = None;
+        loop {
+            let (units, last) = match tag {
+                0x00..=0x1f => (usize::from(tag), true),
+                0x30..=0x33 => (
+                    (usize::from(tag - 0x30) << 8) | usize::from(self.byte("string")?),
+                    true,
+                ),
+                b'S' => (self.u16("string")?, true),
+                b'R' => (self.u16("string")?, false),
+                _ => {
+                    return Err(Error::UnexpectedTag {
+                        tag,
+                        offset: self.pos - 1,
+                        expected: "a string chunk",
+                    })
+                }
+            };
+            total += units;
+            self.check_len(total, "string", start)?;
+            self.chunk(units, &mut out, &mut high)?;
+            if last {
+                break;
+            }
+            tag = self.byte("string")?;
+        }
+        if high.is_some() {
+            out.push(char::REPLACEMENT_CHARACTER);
+        }
+        Ok(out)
+    }
+
+    /// `units` UTF-16 units of CESU-8 (or UTF-8) text appended to `out`. An unpaired surrogate
+    /// becomes U+FFFD (a Rust string cannot hold it).
+    fn chunk(
+        &mut self,
+        units: usize,
+        out: &mut String,
+        high: &mut Option<u32>,
+    ) -> Result<(), Error> {
+        if units > self.buf.len() - self.pos {
+            return Err(self.eof("string"));
+        }
+        // Fast path: plain ASCII.
+        let rest = &self.buf[self.pos..];
+        if high.is_none() && rest[..units].is_ascii() {
+            // ASCII is valid UTF-8.
+            out.push_str(std::str::from_utf8(&rest[..units]).unwrap_or_default());
+            self.pos += units;
+            return Ok(());
+        }
+        let mut left = units;
+        while left > 0 {
+            let at = self.pos;
+            let b0 = u32::from(self.byte("string")?);
+            let (cp, width) = if b0 < 0x80 {
+                (b0, 1)
+            } else if b0 & 0xe0 == 0xc0 {
+                (((b0 & 0x1f) << 6) | self.cont()?, 1)
+            } else if b0 & 0xf0 == 0xe0 {
+                let c1 = self.cont()?;
+                let c2 = self.cont()?;
+                (((b0 & 0x0f) << 12) | (c1 << 6) | c2, 1)
+            } else if b0 & 0xf8 == 0xf0 && left >= 2 {
+                let c1 = self.cont()?;
+                let c2 = self.cont()?;
+                let c3 = self.cont()?;
+                (((b0 & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3, 2)
+            } else {
+                return Err(Error::Invalid {
+                    offset: at,
+                    context: "string",
+                    detail: format!("byte 0x{b0:02x} cannot start a character"),
+                });
+            };
+            left -= width;
+            if let Some(h) = high.take() {
+                if (0xdc00..=0xdfff).contains(&cp) {
+                    let c = 0x1_0000 + ((h - 0xd800) << 10) + (cp - 0xdc00);
+                    out.push(char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER));
+                    continue;
+                }
+                out.push(char::REPLACEMENT_CHARACTER);
+            }
+            if (0xd800..=0xdbff).contains(&cp) {
+                *high = Some(cp);
+            } else {
+                out.push(char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER));
+            }
+        }
+        Ok(())
+    }
+
+    /// A UTF-8 continuation byte's six bits.
+    fn cont(&mut self) -> Result<u32, Error> {
+        let at = self.pos;
+        let b = self.byte("string")?;
+        if b & 0xc0 != 0x80 {
+            return Err(Error::Invalid {
+                offset: at,
+                context: "string",
+                detail: format!("byte 0x{b:02x} is not a UTF-8 continuation byte"),
+            });
+        }
+        Ok(u32::from(b & 0x3f))
+    }
+
+    /// Binary data after its first chunk tag.
+    fn binary(&mut self, mut tag: u8) -> Result<Vec<u8>, Error> {
+        let start = self.pos - 1;
+        let mut out = Vec::new();
+        loop {
+            let (n, last) = match tag {
+                0x20..=0x2f => (usize::from(tag - 0x20), true),
+                0x34..=0x37 => (
+                    (usize::from(tag - 0x34) << 8) | usize::from(self.byte("binary")?),
+                    true,
+                ),
+                b'B' => (self.u16("binary")?, true),
+                b'A' => (self.u16("binary")?, false),
+                _ => {
+                    return Err(Error::UnexpectedTag {
+                        tag,
+                        offset: self.pos - 1,
+                        expected: "a binary chunk",
+                    })
+                }
+            };
+            self.check_len(out.len() + n, "binary", start)?;
+            out.extend_from_slice(self.take(n, "binary")?);
+            if last {
+                break;
+            }
+            tag = self.byte("binary")?;
+        }
+        Ok(out)
+    }
+}
+
+/// The string form of an attachment key or value.
+fn string_form(v: Value) -> String {
+    match v {
+        Value::String(s) => s,
+        other => match other.to_json() {
+            serde_json::Value::String(s) => s,
+            j => j.to_string(),
+        },
+    }
+}

@@ -1,0 +1,395 @@
+//! One TCP connection to a provider: a writer task, a reader task, and the map of pending
+//! calls keyed by request id.
+//!
+//! - Callers [`Conn::register`] a request id, then [`Conn::send_frame`]: the frame is appended to
+//!   a shared write buffer and the writer task flushes whatever has accumulated in one
+//!   `write_all` (many in-flight calls share syscalls).
+//! - The reader task splits the stream into frames, completes the pending call of each
+//!   response (an unknown id is logged and dropped), answers the provider's heartbeats and
+//!   follows its readonly events (`"R"`/`"W"`).
+//! - Every `heartbeat / 3` it checks the clocks: after `heartbeat` without reading or writing it
+//!   sends a heartbeat; after `heartbeat.timeout` without reading it closes the connection (the
+//!   owning client then reconnects), as Dubbo's `HeartbeatTimerTask` / `ReconnectTimerTask` do.
+//! - When the connection ends (EOF, error, corrupt frame, idle, close) every pending call fails
+//!   at once with [`DubboError::ConnectionLost`], and both tasks end.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::{oneshot, Notify};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ConnConfig;
+use crate::error::DubboError;
+use crate::frame::{Decoded, Frame, FrameDecoder};
+use crate::header::{Header, HEADER_LEN};
+use crate::request::{heartbeat_request, heartbeat_response};
+
+/// What a pending call receives: the response frame, or why there is none.
+pub(crate) type Reply = Result<Frame, DubboError>;
+
+/// More than this many unsent bytes and new calls are refused (the provider stopped reading).
+const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
+/// Write buffers larger than this are not kept for reuse.
+const KEEP_BUFFER: usize = 1024 * 1024;
+
+static NEXT_ID: AtomicI64 = AtomicI64::new(0);
+
+/// A new request id (process-wide, like Java's `Request.INVOKE_ID`).
+pub(crate) fn next_id() -> i64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+struct Pending {
+    alive: bool,
+    calls: FxHashMap<i64, oneshot::Sender<Reply>>,
+}
+
+/// A live connection (see the module docs).
+pub(crate) struct Conn {
+    addr: Arc<str>,
+    serialization: u8,
+    pending: Mutex<Pending>,
+    out: Mutex<Vec<u8>>,
+    wake: Notify,
+    alive: AtomicBool,
+    readonly: AtomicBool,
+    epoch: Instant,
+    last_read: AtomicU64,
+    last_write: AtomicU64,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("addr", &self.addr)
+            .field("alive", &self.is_alive())
+            .field("readonly", &self.is_readonly())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Conn {
+    /// Connects within `limit` and starts the reader and writer tasks; `on_close` runs once
+    /// when the connection ends, with the reason.
+    pub(crate) async fn connect(
+        addr: Arc<str>,
+        cfg: &ConnConfig,
+        serialization: u8,
+        limit: Duration,
+        on_close: impl FnOnce(&Arc<Conn>, String) + Send + 'static,
+    ) -> Result<Arc<Conn>, DubboError> {
+        let stream = match tokio::time::timeout(limit, TcpStream::connect(&*addr)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(source)) => {
+                return Err(DubboError::Connect {
+                    addr: addr.to_string(),
+                    source,
+                })
+            }
+            Err(_) => {
+                return Err(DubboError::ConnectTimeout {
+                    addr: addr.to_string(),
+                    ms: limit.as_millis() as u64,
+                })
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let (rd, wr) = stream.into_split();
+        let conn = Arc::new(Conn {
+            addr,
+            serialization,
+            pending: Mutex::new(Pending {
+                alive: true,
+                calls: FxHashMap::default(),
+            }),
+            out: Mutex::new(Vec::with_capacity(16 * 1024)),
+            wake: Notify::new(),
+            alive: AtomicBool::new(true),
+            readonly: AtomicBool::new(false),
+            epoch: Instant::now(),
+            last_read: AtomicU64::new(0),
+            last_write: AtomicU64::new(0),
+            cancel: CancellationToken::new(),
+        });
+        tokio::spawn(write_loop(conn.clone(), wr));
+        let c = conn.clone();
+        let cfg = cfg.clone();
+        tokio::spawn(async move {
+            let reason = read_loop(&c, rd, &cfg).await;
+            c.shutdown(&reason);
+            on_close(&c, reason);
+        });
+        Ok(conn)
+    }
+
+    /// The provider address.
+    pub(crate) fn addr(&self) -> &Arc<str> {
+        &self.addr
+    }
+
+    /// True until the connection ended.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Acquire)
+    }
+
+    /// True after the provider's readonly event (it is shutting down).
+    pub(crate) fn is_readonly(&self) -> bool {
+        self.readonly.load(Ordering::Acquire)
+    }
+
+    /// Number of calls waiting for a response.
+    pub(crate) fn pending_count(&self) -> usize {
+        self.pending.lock().calls.len()
+    }
+
+    /// Registers a call waiting for the response with `id`.
+    pub(crate) fn register(&self, id: i64) -> Result<oneshot::Receiver<Reply>, DubboError> {
+        let (tx, rx) = oneshot::channel();
+        let mut p = self.pending.lock();
+        if !p.alive {
+            return Err(self.lost("connection closed"));
+        }
+        p.calls.insert(id, tx);
+        Ok(rx)
+    }
+
+    /// Forgets a call (timed out or cancelled): a late response is then dropped.
+    pub(crate) fn unregister(&self, id: i64) {
+        self.pending.lock().calls.remove(&id);
+    }
+
+    /// Queues one frame for the writer task.
+    pub(crate) fn send_frame(&self, header: &Header, body: &[u8]) -> Result<(), DubboError> {
+        self.send_parts(&header.to_bytes(), body)
+    }
+
+    fn send_parts(&self, head: &[u8], body: &[u8]) -> Result<(), DubboError> {
+        if !self.is_alive() {
+            return Err(self.lost("connection closed"));
+        }
+        {
+            let mut out = self.out.lock();
+            if out.len() > MAX_QUEUED_BYTES {
+                return Err(self.lost("write queue full: the provider is not reading"));
+            }
+            out.extend_from_slice(head);
+            out.extend_from_slice(body);
+        }
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// Closes the connection (idempotent): pending calls fail, both tasks end.
+    pub(crate) fn close(&self, reason: &str) {
+        self.shutdown(reason);
+    }
+
+    fn shutdown(&self, reason: &str) {
+        let drained: Vec<_> = {
+            let mut p = self.pending.lock();
+            if !p.alive {
+                return;
+            }
+            p.alive = false;
+            self.alive.store(false, Ordering::Release);
+            p.calls.drain().map(|(_, tx)| tx).collect()
+        };
+        self.cancel.cancel();
+        if !drained.is_empty() {
+            tracing::warn!(
+                addr = %self.addr,
+                pending = drained.len(),
+                "dubbo connection closed with calls pending: {reason}"
+            );
+        }
+        for tx in drained {
+            let _ = tx.send(Err(self.lost(reason)));
+        }
+    }
+
+    fn lost(&self, reason: &str) -> DubboError {
+        DubboError::ConnectionLost {
+            addr: self.addr.to_string(),
+            reason: reason.to_owned(),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    fn dispatch(&self, d: Decoded, payload: usize) {
+        match d {
+            Decoded::Oversized(h) => {
+                tracing::warn!(
+                    addr = %self.addr,
+                    id = h.id,
+                    len = h.body_len,
+                    "dubbo frame over the payload limit of {payload} bytes, skipped"
+                );
+                if !h.is_request() && !h.is_event() {
+                    self.complete(
+                        h.id,
+                        Err(DubboError::PayloadTooLarge {
+                            what: "response",
+                            len: u64::from(h.body_len),
+                            limit: payload as u64,
+                        }),
+                    );
+                }
+            }
+            Decoded::Frame(f) => {
+                let h = f.header;
+                if h.is_request() {
+                    if h.is_event() {
+                        self.on_event(&f);
+                    } else {
+                        tracing::debug!(addr = %self.addr, "ignoring a call request from a provider");
+                    }
+                } else if h.is_event() {
+                    tracing::trace!(addr = %self.addr, id = h.id, "heartbeat reply");
+                } else {
+                    let id = h.id;
+                    self.complete(id, Ok(f));
+                }
+            }
+        }
+    }
+
+    fn complete(&self, id: i64, reply: Reply) {
+        let tx = self.pending.lock().calls.remove(&id);
+        match tx {
+            Some(tx) => {
+                let _ = tx.send(reply);
+            }
+            None => tracing::debug!(
+                addr = %self.addr,
+                id,
+                "response for an unknown request id (timed out or never sent), dropped"
+            ),
+        }
+    }
+
+    fn on_event(&self, f: &Frame) {
+        let h = &f.header;
+        if &f.body[..] == b"N" {
+            if h.is_two_way() {
+                let _ = self.send_parts(&heartbeat_response(h.id, h.serialization()), &[]);
+            }
+            return;
+        }
+        let data = hessian2::Decoder::new(&f.body)
+            .read_str()
+            .unwrap_or_default();
+        match data.as_str() {
+            "R" => {
+                tracing::info!(addr = %self.addr, "provider is shutting down (readonly event)");
+                self.readonly.store(true, Ordering::Release);
+            }
+            "W" => self.readonly.store(false, Ordering::Release),
+            other => tracing::debug!(addr = %self.addr, event = other, "unknown event ignored"),
+        }
+        if h.is_two_way() {
+            let _ = self.send_parts(&heartbeat_response(h.id, h.serialization()), &[]);
+        }
+    }
+
+    /// The periodic clock check: a heartbeat when quiet, the reason to close when idle.
+    fn on_tick(&self, cfg: &ConnConfig) -> Option<String> {
+        let now = self.now_ms();
+        let read = now.saturating_sub(self.last_read.load(Ordering::Relaxed));
+        let written = now.saturating_sub(self.last_write.load(Ordering::Relaxed));
+        let idle = cfg.idle_timeout.as_millis() as u64;
+        if idle > 0 && read > idle {
+            return Some(format!(
+                "nothing read for {read} ms (heartbeat.timeout {idle} ms)"
+            ));
+        }
+        let hb = cfg.heartbeat.as_millis() as u64;
+        if hb > 0 && (read >= hb || written >= hb) {
+            tracing::trace!(addr = %self.addr, "sending heartbeat");
+            let frame = heartbeat_request(next_id(), self.serialization);
+            let _ = self.send_parts(&frame[..HEADER_LEN], &frame[HEADER_LEN..]);
+        }
+        None
+    }
+}
+
+async fn read_loop(conn: &Arc<Conn>, mut rd: OwnedReadHalf, cfg: &ConnConfig) -> String {
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut dec = FrameDecoder::new(cfg.payload);
+    let period = if cfg.heartbeat.is_zero() {
+        cfg.idle_timeout.max(Duration::from_secs(1))
+    } else {
+        (cfg.heartbeat / 3).max(Duration::from_millis(10))
+    };
+    let mut tick = tokio::time::interval_at(Instant::now() + period, period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        if buf.capacity() - buf.len() < 8 * 1024 {
+            buf.reserve(64 * 1024);
+        }
+        tokio::select! {
+            _ = conn.cancel.cancelled() => return "closed".to_owned(),
+            r = rd.read_buf(&mut buf) => match r {
+                Ok(0) => return "closed by the provider".to_owned(),
+                Ok(_) => {
+                    conn.last_read.store(conn.now_ms(), Ordering::Relaxed);
+                    loop {
+                        match dec.decode(&mut buf) {
+                            Ok(Some(d)) => conn.dispatch(d, cfg.payload),
+                            Ok(None) => break,
+                            Err(e) => return format!("corrupt stream: {e}"),
+                        }
+                    }
+                }
+                Err(e) => return format!("read failed: {e}"),
+            },
+            _ = tick.tick() => {
+                if let Some(reason) = conn.on_tick(cfg) {
+                    return reason;
+                }
+            }
+        }
+    }
+}
+
+async fn write_loop(conn: Arc<Conn>, mut wr: OwnedWriteHalf) {
+    let mut spare: Vec<u8> = Vec::with_capacity(16 * 1024);
+    'outer: loop {
+        tokio::select! {
+            _ = conn.cancel.cancelled() => break,
+            _ = conn.wake.notified() => {}
+        }
+        loop {
+            std::mem::swap(&mut *conn.out.lock(), &mut spare);
+            if spare.is_empty() {
+                break;
+            }
+            let r = tokio::select! {
+                _ = conn.cancel.cancelled() => break 'outer,
+                r = wr.write_all(&spare) => r,
+            };
+            if let Err(e) = r {
+                conn.shutdown(&format!("write failed: {e}"));
+                break 'outer;
+            }
+            conn.last_write.store(conn.now_ms(), Ordering::Relaxed);
+            spare.clear();
+            if spare.capacity() > KEEP_BUFFER {
+                spare = Vec::with_capacity(16 * 1024);
+            }
+        }
+    }
+    let _ = wr.shutdown().await;
+}

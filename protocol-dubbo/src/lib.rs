@@ -1,0 +1,51 @@
+//! # protocol-dubbo
+//!
+//! The Dubbo2 protocol (`dubbo://`) for the consumer engine: where the call path ends.
+//!
+//! ```text
+//! RegistryDirectory --refer(url)--> DubboInvokerFactory --> DubboInvoker (one per provider URL)
+//!   cluster --> load balance --> filters --> DubboInvoker::invoke
+//!     --> ConnectionPool (shared per host:port) --> Client (connect/reconnect) --> Conn
+//!         (writer task + reader task, pending calls by request id) --> TCP
+//! ```
+//!
+//! Contract:
+//! - Wire format exactly as Java Dubbo 3.3 writes and reads it (transport §1): the 16-byte
+//!   [`header`], Hessian2 request bodies ([`request`]) with the attachments Java sends, response
+//!   bodies with every result flag ([`response`]), heartbeats and readonly events, status codes
+//!   ([`status`]), the `payload` limit (8 MiB) both ways ([`frame`]).
+//! - One shared connection per provider address by default (`shareconnections`), or
+//!   `connections=N` of the invoker's own; connect at refer time in the background (`lazy=true`:
+//!   on the first call); reconnect with backoff; a heartbeat after 60 s (`heartbeat`) without
+//!   traffic; close and reconnect after `heartbeat.timeout` without reading.
+//! - Many calls in flight per connection, multiplexed by request id; per-call timeout from the
+//!   (method-level) `timeout`; sync, async and one-way (`return=false`) calls.
+//! - Errors map to Dubbo's codes ([`DubboError::to_rpc_error`]): a provider exception is a
+//!   biz [`RpcError`](::invoker::rpc::RpcError) carrying its Java class and message; a timeout is code 2;
+//!   a lost connection or a non-OK status is a network error (code 1), so failover retries it.
+//! - [`Invoker::is_available`](::invoker::rpc::Invoker::is_available) follows the connection state and readonly events,
+//!   so the cluster's `availablecheck` skips a provider whose connection dropped while a
+//!   background task reconnects it.
+//! - Bad input from the network (wrong magic, absurd lengths, truncated or undecodable
+//!   bodies, unknown request ids) gives a clear error or is logged and dropped; never a panic.
+
+mod client;
+pub mod config;
+mod connection;
+pub mod error;
+pub mod factory;
+pub mod frame;
+pub mod header;
+pub mod invoker;
+pub mod pool;
+pub mod request;
+pub mod response;
+pub mod serialization;
+pub mod status;
+pub mod types;
+
+pub use error::DubboError;
+pub use factory::DubboInvokerFactory;
+pub use invoker::DubboInvoker;
+pub use pool::ConnectionPool;
+pub use types::{infer_java_type, infer_java_types};

@@ -1,0 +1,158 @@
+//! Triple benchmarks: the per-call encode/decode path offline, and unary calls against the
+//! grpcio peer with 1 and 64 in flight (skipped with a message when the peer is not installed:
+//! `bash scripts/peers/python-grpc.sh install`).
+//!
+//! `cargo bench -p protocol-triple --bench triple`
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use invoker::rpc::Invocation;
+use protocol_triple::frame::{encode, FrameDecoder};
+use protocol_triple::{IdlService, PayloadMode, ProtoSchema, TripleInvokerFactory};
+use registry_core::Url;
+use serde_json::json;
+
+fn schema() -> Arc<ProtoSchema> {
+    Arc::new(ProtoSchema::load(&[common::proto_dir().join("test.proto")]).unwrap())
+}
+
+fn offline(c: &mut Criterion) {
+    let mut g = c.benchmark_group("triple_offline");
+    let types = vec!["java.lang.String".to_owned()];
+    let args = vec![json!("rust")];
+    g.bench_function("wrapper_encode_sayHello", |b| {
+        b.iter(|| protocol_triple::wrapper_codec::encode_args(&types, &args).unwrap())
+    });
+    let m = schema().method("tritest.Greeter", "SayHello").unwrap();
+    let arg = [json!({"name": "rust"})];
+    g.bench_function("idl_encode_HelloRequest", |b| {
+        b.iter(|| m.encode_args(&arg).unwrap())
+    });
+    let reply = Bytes::from_static(b"\x0a\x0aHello rust");
+    g.bench_function("idl_decode_HelloReply", |b| {
+        b.iter(|| m.decode_result(Some(reply.clone())).unwrap())
+    });
+    let framed = encode(b"\x0a\x0aHello rust");
+    g.bench_function("frame_decode_one", |b| {
+        b.iter(|| {
+            let mut d = FrameDecoder::new(1 << 20);
+            d.push(framed.clone()).unwrap();
+            d.next_message().unwrap()
+        })
+    });
+    g.finish();
+}
+
+fn calls(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let Some(peer) = rt.block_on(common::grpc_peer("bench triple_calls", 0)) else {
+        return;
+    };
+    let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
+        schema: schema(),
+        service: "tritest.Greeter".into(),
+    }));
+    let url = Url::parse(&format!(
+        "tri://{}/tritest.Greeter?interface=tritest.Greeter&timeout=10000",
+        peer.addr()
+    ))
+    .unwrap();
+    let inv = f.refer_triple(&url).unwrap();
+    let hello = Invocation::new("SayHello").with_arguments(vec![], vec![json!({"name": "bench"})]);
+    rt.block_on(inv.call(&hello)).unwrap();
+    let mut g = c.benchmark_group("triple_grpcio_peer");
+    g.measurement_time(Duration::from_secs(8));
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("unary_1_in_flight", |b| {
+        b.to_async(&rt)
+            .iter(|| async { inv.call(&hello).await.unwrap() })
+    });
+    g.throughput(Throughput::Elements(64));
+    g.bench_function("unary_64_in_flight", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let all = (0..64).map(|_| inv.call(&hello));
+                    for r in futures::future::join_all(all).await {
+                        r.unwrap();
+                    }
+                }
+                start.elapsed()
+            })
+        })
+    });
+    g.finish();
+    compare(&rt, &inv, &hello, &peer);
+    drop(peer);
+}
+
+/// Calls/s, p50 and p99 with 1 and 64 in flight, ours and grpcio's own client (grpc.aio) on
+/// the same peer in the same run; one JSON line per row on stdout.
+fn compare(
+    rt: &tokio::runtime::Runtime,
+    inv: &Arc<protocol_triple::TripleInvoker>,
+    hello: &Invocation,
+    peer: &common::Peer,
+) {
+    for (calls, conc) in [(5_000usize, 1usize), (20_000, 64)] {
+        let (secs, mut lat) = rt.block_on(async {
+            let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let start = Instant::now();
+            let tasks: Vec<_> = (0..conc)
+                .map(|_| {
+                    let (inv, hello, next) = (inv.clone(), hello.clone(), next.clone());
+                    tokio::spawn(async move {
+                        let mut lat = Vec::new();
+                        while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < calls {
+                            let t = Instant::now();
+                            inv.call(&hello).await.unwrap();
+                            lat.push(t.elapsed().as_nanos() as u64);
+                        }
+                        lat
+                    })
+                })
+                .collect();
+            let mut all = Vec::new();
+            for t in tasks {
+                all.extend(t.await.unwrap());
+            }
+            (start.elapsed().as_secs_f64(), all)
+        });
+        lat.sort_unstable();
+        let pct = |p: f64| {
+            lat[((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e3
+        };
+        println!(
+            "{}",
+            json!({"client": "protocol-triple", "calls": lat.len(), "concurrency": conc, "seconds": secs,
+                   "calls_per_sec": lat.len() as f64 / secs, "p50_us": pct(0.5), "p99_us": pct(0.99)})
+        );
+        let python = common::peers_dir().join("python-grpc/venv/bin/python");
+        let out = std::process::Command::new(python)
+            .arg(common::triple_dir().join("tests/peers/grpc_bench_client.py"))
+            .arg(peer.addr())
+            .arg(calls.to_string())
+            .arg(conc.to_string())
+            .output();
+        match out {
+            Ok(o) => print!("{}", String::from_utf8_lossy(&o.stdout)),
+            Err(e) => println!("{{\"client\": \"grpcio-aio\", \"error\": \"{e}\"}}"),
+        }
+    }
+}
+
+criterion_group!(benches, offline, calls);
+criterion_main!(benches);

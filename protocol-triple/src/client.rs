@@ -1,0 +1,100 @@
+//! [`TripleClient`]: IDL mode for library users with their own `prost` messages.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{BufMut, BytesMut};
+use http::Uri;
+use registry_core::Url;
+
+use crate::call::unary;
+use crate::connection::{Connection, ConnectionOptions};
+use crate::error::TripleError;
+use crate::frame::PREFIX_LEN;
+use crate::headers::BaseHeaders;
+use crate::invoker::DEFAULT_PAYLOAD;
+
+/// Unary calls with typed protobuf messages over one connection.
+///
+/// `path` is `/{package.Service}/{Method}`; headers follow the URL given at construction
+/// (`version`, `group`, `application`).
+#[derive(Debug, Clone)]
+pub struct TripleClient {
+    conn: Arc<Connection>,
+    base: BaseHeaders,
+    max_message: usize,
+}
+
+impl TripleClient {
+    /// A client for the provider at `url` (`tri://host:port[?version=..&group=..]`).
+    /// Errors: no host, or called outside a tokio runtime.
+    pub fn new(url: &Url) -> Result<TripleClient, TripleError> {
+        let host = url
+            .host()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| TripleError::InvalidArgument(format!("{url} has no host")))?;
+        let port = if url.port() > 0 { url.port() } else { 50051 };
+        let conn = Connection::open(&format!("{host}:{port}"), ConnectionOptions::default())?;
+        Ok(TripleClient {
+            conn,
+            base: BaseHeaders::from_url(url),
+            max_message: DEFAULT_PAYLOAD,
+        })
+    }
+
+    /// The connection (for readiness checks).
+    pub fn connection(&self) -> &Arc<Connection> {
+        &self.conn
+    }
+
+    /// Calls `path` with `request` and decodes the reply as `Resp`.
+    pub async fn unary<Req, Resp>(
+        &self,
+        path: &str,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<Resp, TripleError>
+    where
+        Req: prost::Message,
+        Resp: prost::Message + Default,
+    {
+        let len = request.encoded_len();
+        if len > self.max_message {
+            return Err(TripleError::TooLarge {
+                direction: "request",
+                size: len,
+                limit: self.max_message,
+            });
+        }
+        let mut buf = BytesMut::with_capacity(PREFIX_LEN + len);
+        buf.put_u8(0);
+        buf.put_u32(len as u32);
+        request
+            .encode(&mut buf)
+            .map_err(|e| TripleError::Codec(format!("protobuf encode: {e}")))?;
+        let uri = Uri::builder()
+            .scheme("http")
+            .authority(self.conn.addr())
+            .path_and_query(path)
+            .build()
+            .map_err(|e| TripleError::InvalidArgument(format!("bad path {path:?}: {e}")))?;
+        let headers = self.base.for_call(timeout, []);
+        let reply = unary(
+            &self.conn,
+            uri,
+            headers,
+            buf.freeze(),
+            self.max_message,
+            timeout,
+        )
+        .await?;
+        if reply.exception_code.is_some() {
+            return Err(TripleError::Status {
+                code: reply.status,
+                message: reply.status_message,
+            });
+        }
+        Resp::decode(reply.message.unwrap_or_default())
+            .map_err(|e| TripleError::Codec(format!("protobuf decode: {e}")))
+    }
+}

@@ -1,0 +1,84 @@
+//! [`TripleInvokerFactory`]: refers `tri://` providers, one shared [`Connection`] per
+//! `host:port` (kept while any invoker of that address lives).
+
+use std::sync::{Arc, Weak};
+
+use invoker::rpc::{InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
+use parking_lot::Mutex;
+use registry_core::Url;
+use rustc_hash::FxHashMap;
+
+use crate::connection::{Connection, ConnectionOptions};
+use crate::invoker::TripleInvoker;
+use crate::payload::PayloadMode;
+
+/// Triple's default port.
+pub const DEFAULT_PORT: i32 = 50051;
+
+/// Makes [`TripleInvoker`]s; plug it into a `RegistryDirectory` (or a static directory).
+#[derive(Debug, Default)]
+pub struct TripleInvokerFactory {
+    mode: PayloadMode,
+    options: ConnectionOptions,
+    pool: Mutex<FxHashMap<String, Weak<Connection>>>,
+}
+
+impl TripleInvokerFactory {
+    /// A factory whose invokers use `mode` and the default connection options.
+    pub fn new(mode: PayloadMode) -> Self {
+        Self::with_options(mode, ConnectionOptions::default())
+    }
+
+    /// A factory with explicit connection options.
+    pub fn with_options(mode: PayloadMode, options: ConnectionOptions) -> Self {
+        TripleInvokerFactory {
+            mode,
+            options,
+            pool: Mutex::new(FxHashMap::default()),
+        }
+    }
+
+    /// The shared connection to `addr`, opened when there is none alive.
+    pub fn connection(&self, addr: &str) -> Result<Arc<Connection>, crate::TripleError> {
+        let mut pool = self.pool.lock();
+        if let Some(c) = pool.get(addr).and_then(Weak::upgrade) {
+            return Ok(c);
+        }
+        pool.retain(|_, w| w.strong_count() > 0);
+        let c = Connection::open(addr, self.options.clone())?;
+        pool.insert(addr.to_owned(), Arc::downgrade(&c));
+        Ok(c)
+    }
+
+    /// The concrete invoker (for callers that want [`TripleInvoker::call`]).
+    pub fn refer_triple(&self, provider: &Url) -> Result<Arc<TripleInvoker>, RpcError> {
+        let host = provider.host().filter(|h| !h.is_empty()).ok_or_else(|| {
+            RpcError::new(
+                RpcErrorCode::Unknown,
+                format!("provider URL {provider} has no host"),
+            )
+        })?;
+        let port = if provider.port() > 0 {
+            provider.port()
+        } else {
+            DEFAULT_PORT
+        };
+        let addr = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        let conn = self.connection(&addr).map_err(RpcError::from)?;
+        Ok(Arc::new(TripleInvoker::new(
+            provider.clone(),
+            conn,
+            self.mode.clone(),
+        )))
+    }
+}
+
+impl InvokerFactory for TripleInvokerFactory {
+    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
+        Ok(self.refer_triple(provider)? as SharedInvoker)
+    }
+}

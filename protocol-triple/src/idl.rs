@@ -1,0 +1,235 @@
+//! IDL mode with run-time schemas: `.proto` files compiled without protoc (`protox`) into a
+//! `prost-reflect` pool; arguments and results in the canonical proto3 JSON mapping.
+//!
+//! - Loading: [`ProtoSchema::load`] takes files; each file's directory is an include path, so
+//!   imports resolve relative to the importing file (well-known types are bundled).
+//! - Service lookup ([`ProtoSchema::method`]): the proto full name, else `java_package` +
+//!   service name, else the only service with an rpc named METHOD. METHOD matches exactly, or
+//!   with the case of its first letter ignored (Java method names vs proto rpc names).
+//! - JSON in: `[msg]`, with `[]` (or no argument) meaning the empty message; every proto3 JSON
+//!   form is accepted (json or proto field names, numbers as strings, enum names or numbers);
+//!   unknown fields and wrong types are errors.
+//! - JSON out: json field names, 64-bit integers as strings, enums by name, bytes as padded
+//!   base64, fields with presence printed when set, implicit-presence fields at their default
+//!   omitted.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use prost::Message;
+use prost_reflect::{
+    DescriptorPool, DynamicMessage, MethodDescriptor, SerializeOptions, ServiceDescriptor,
+};
+use serde_json::Value;
+
+use crate::error::TripleError;
+
+/// A compiled set of `.proto` files.
+#[derive(Debug, Clone)]
+pub struct ProtoSchema {
+    pool: DescriptorPool,
+}
+
+/// One resolved rpc: its `:path` and message types.
+#[derive(Debug, Clone)]
+pub struct IdlMethod {
+    path: Arc<str>,
+    method: MethodDescriptor,
+}
+
+impl ProtoSchema {
+    /// Compiles `files` (and their imports). Errors name the file and the parse problem.
+    pub fn load(files: &[PathBuf]) -> Result<ProtoSchema, TripleError> {
+        if files.is_empty() {
+            return Err(TripleError::InvalidArgument(
+                "no .proto file given".to_owned(),
+            ));
+        }
+        let mut includes: Vec<PathBuf> = Vec::new();
+        let mut names: Vec<PathBuf> = Vec::new();
+        for f in files {
+            let dir = f
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            let name = f.file_name().map(PathBuf::from).ok_or_else(|| {
+                TripleError::InvalidArgument(format!("{} is not a file", f.display()))
+            })?;
+            if !includes.contains(&dir) {
+                includes.push(dir.clone());
+            }
+            names.push(name);
+        }
+        // Every file's directory comes first for its own name; open by relative name so
+        // protox resolves it against the include paths in order.
+        let mut compiler = protox::Compiler::new(&includes).map_err(|e| {
+            TripleError::InvalidArgument(format!("cannot use the .proto directories: {e}"))
+        })?;
+        compiler.include_imports(true);
+        for (f, name) in files.iter().zip(&names) {
+            compiler
+                .open_file(if f.is_absolute() {
+                    f.as_path()
+                } else {
+                    name.as_path()
+                })
+                .map_err(|e| {
+                    TripleError::InvalidArgument(format!("cannot compile {}: {e}", f.display()))
+                })?;
+        }
+        Ok(ProtoSchema {
+            pool: compiler.descriptor_pool(),
+        })
+    }
+
+    /// A schema from an existing pool.
+    pub fn from_pool(pool: DescriptorPool) -> ProtoSchema {
+        ProtoSchema { pool }
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &DescriptorPool {
+        &self.pool
+    }
+
+    /// Resolves SERVICE and METHOD by the rules in the module docs.
+    pub fn method(&self, service: &str, method: &str) -> Result<IdlMethod, TripleError> {
+        let svc = self.service(service, method)?;
+        let m = find_method(&svc, method).ok_or_else(|| {
+            TripleError::InvalidArgument(format!(
+                "service {} has no rpc {method} (rpcs: {})",
+                svc.full_name(),
+                svc.methods()
+                    .map(|m| m.name().to_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        Ok(IdlMethod {
+            path: Arc::from(format!("/{}/{}", svc.full_name(), m.name())),
+            method: m,
+        })
+    }
+
+    fn service(&self, service: &str, method: &str) -> Result<ServiceDescriptor, TripleError> {
+        if let Some(s) = self.pool.get_service_by_name(service) {
+            return Ok(s);
+        }
+        if let Some(s) = self.pool.services().find(|s| {
+            let jp = s
+                .parent_file()
+                .file_descriptor_proto()
+                .options
+                .as_ref()
+                .and_then(|o| o.java_package.clone());
+            jp.is_some_and(|p| {
+                service.len() == p.len() + 1 + s.name().len()
+                    && service.starts_with(p.as_str())
+                    && service[p.len()..].starts_with('.')
+                    && service.ends_with(s.name())
+            })
+        }) {
+            return Ok(s);
+        }
+        let with: Vec<ServiceDescriptor> = self
+            .pool
+            .services()
+            .filter(|s| find_method(s, method).is_some())
+            .collect();
+        match with.len() {
+            1 => Ok(with
+                .into_iter()
+                .next()
+                .ok_or_else(|| TripleError::InvalidArgument(format!("no service {service}")))?),
+            0 => Err(TripleError::InvalidArgument(format!(
+                "no service {service} in the .proto files (services: {})",
+                self.pool
+                    .services()
+                    .map(|s| s.full_name().to_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+            _ => Err(TripleError::InvalidArgument(format!(
+                "no service {service}, and several services have an rpc {method}: {}",
+                with.iter()
+                    .map(|s| s.full_name().to_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+}
+
+fn find_method(svc: &ServiceDescriptor, method: &str) -> Option<MethodDescriptor> {
+    svc.methods().find(|m| m.name() == method).or_else(|| {
+        svc.methods()
+            .find(|m| first_letter_case_insensitive_eq(m.name(), method))
+    })
+}
+
+fn first_letter_case_insensitive_eq(a: &str, b: &str) -> bool {
+    let (mut ca, mut cb) = (a.chars(), b.chars());
+    match (ca.next(), cb.next()) {
+        (Some(x), Some(y)) => x.to_lowercase().eq(y.to_lowercase()) && ca.as_str() == cb.as_str(),
+        _ => false,
+    }
+}
+
+impl IdlMethod {
+    /// `/{package.Service}/{Method}`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The rpc descriptor.
+    pub fn descriptor(&self) -> &MethodDescriptor {
+        &self.method
+    }
+
+    /// Encodes the request from the invocation arguments (`[]` or `[msg]`), framing prefix
+    /// space included: the returned buffer starts with 5 bytes for the caller to fill.
+    pub fn encode_args(&self, args: &[Value]) -> Result<BytesMut, TripleError> {
+        let input = self.method.input();
+        let msg = match args {
+            [] => DynamicMessage::new(input),
+            [v] => DynamicMessage::deserialize(input.clone(), v).map_err(|e| {
+                TripleError::InvalidArgument(format!(
+                    "argument is not a valid {} in proto3 JSON: {e}",
+                    input.full_name()
+                ))
+            })?,
+            _ => {
+                return Err(TripleError::InvalidArgument(format!(
+                    "an IDL call takes one message argument ([{{...}}]), got {}",
+                    args.len()
+                )))
+            }
+        };
+        let len = msg.encoded_len();
+        let mut buf = BytesMut::with_capacity(crate::frame::PREFIX_LEN + len);
+        buf.put_bytes(0, crate::frame::PREFIX_LEN);
+        msg.encode(&mut buf)
+            .map_err(|e| TripleError::Codec(format!("protobuf encode: {e}")))?;
+        Ok(buf)
+    }
+
+    /// Decodes a response message into proto3 JSON.
+    pub fn decode_result(&self, data: Option<Bytes>) -> Result<Value, TripleError> {
+        let output = self.method.output();
+        let msg =
+            DynamicMessage::decode(output.clone(), data.unwrap_or_default()).map_err(|e| {
+                TripleError::Codec(format!(
+                    "response is not a valid {}: {e}",
+                    output.full_name()
+                ))
+            })?;
+        let opts = SerializeOptions::new()
+            .stringify_64_bit_integers(true)
+            .use_enum_numbers(false)
+            .use_proto_field_name(false)
+            .skip_default_fields(true);
+        msg.serialize_with_options(serde_json::value::Serializer, &opts)
+            .map_err(|e| TripleError::Codec(format!("cannot print the response as JSON: {e}")))
+    }
+}
