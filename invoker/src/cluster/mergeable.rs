@@ -14,7 +14,7 @@
 //!   throws) with code 6 is skipped, with any other code aborts the whole call with that
 //!   error (later groups are not called);
 //! - the others are awaited together; a business error is logged and left out, any other
-//!   failure aborts with code 0 "Failed to invoke service <service key>: <message>" (Java: the
+//!   failure aborts with code 0 `"Failed to invoke service <service key>: <message>"` (Java: the
 //!   group's future completed exceptionally);
 //! - results are kept per service key of the invoker URL (a later one with the same key
 //!   replaces the earlier, in its place), merged in invoker list order (Java's order is
