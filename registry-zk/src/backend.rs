@@ -1,15 +1,14 @@
 //! [`ZkBackend`]: the [`RegistryBackend`] over one ZooKeeper ensemble.
 
-use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use parking_lot::Mutex;
+
 use registry_core::matching::ANY;
 use registry_core::{Publisher, RegistryBackend, Url};
 use tokio::sync::watch;
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::DropGuard;
 
 use crate::aggregate::Aggregate;
 use crate::children::convert_child;
@@ -17,7 +16,7 @@ use crate::children::PathKind;
 use crate::config::ZkConfig;
 use crate::error::ZkError;
 use crate::paths;
-use crate::session::{self, ConnState, Shared};
+use crate::session::{self, Shared};
 use crate::watch::{sync_service, PathWatch, RootWatch, Stop};
 
 /// The ZooKeeper backend: Dubbo's znode layout, persistent recursive watches with incremental
@@ -40,30 +39,11 @@ impl ZkBackend {
     /// Must be called within a Tokio runtime.
     pub async fn connect(url: &Url) -> Result<ZkBackend, ZkError> {
         let cfg = ZkConfig::from_url(url)?;
-        let first = match session::open_session(&cfg).await {
-            Ok(c) => Some(c),
-            Err(e) if cfg.check => return Err(e),
-            Err(e) => {
-                tracing::warn!(error = %e, "zookeeper not connected (check=false); retrying in the background");
-                None
-            }
-        };
-        let cancel = CancellationToken::new();
-        let shared = Arc::new(Shared {
-            cfg,
-            conn: watch::Sender::new(ConnState::default()),
-            generation: watch::Sender::new(0),
-            registered: Mutex::new(BTreeMap::new()),
-            cancel: cancel.clone(),
-        });
-        if let Some(c) = first {
-            session::install(&shared, c);
-        }
-        tokio::spawn(session::supervise(shared.clone()));
+        let (shared, stop) = session::start(cfg, "zookeeper").await?;
         Ok(ZkBackend {
             url: url.clone(),
             shared,
-            _stop: cancel.drop_guard(),
+            _stop: stop,
         })
     }
 

@@ -19,13 +19,12 @@
 //! Reads use plain `getData` without a one-shot watch (ZOOKEEPER-4466: a one-shot and a
 //! persistent watch cannot share a path).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::FutureExt;
-use parking_lot::Mutex;
+
 use registry_core::config_center::send_if_changed;
 use registry_core::{ConfigCenter, ConfigValue, ConfigWatch, Url};
 use tokio::sync::watch;
@@ -56,30 +55,11 @@ impl ZkConfigCenter {
     /// Must be called within a Tokio runtime.
     pub async fn connect(url: &Url) -> Result<ZkConfigCenter, ZkError> {
         let cfg = ZkConfig::from_url(url)?;
-        let first = match session::open_session(&cfg).await {
-            Ok(c) => Some(c),
-            Err(e) if cfg.check => return Err(e),
-            Err(e) => {
-                tracing::warn!(error = %e, "zookeeper config centre not connected (check=false); retrying in the background");
-                None
-            }
-        };
-        let cancel = CancellationToken::new();
-        let shared = Arc::new(Shared {
-            cfg,
-            conn: watch::Sender::new(ConnState::default()),
-            generation: watch::Sender::new(0),
-            registered: Mutex::new(BTreeMap::new()),
-            cancel: cancel.clone(),
-        });
-        if let Some(c) = first {
-            session::install(&shared, c);
-        }
-        tokio::spawn(session::supervise(shared.clone()));
+        let (shared, stop) = session::start(cfg, "zookeeper config centre").await?;
         Ok(ZkConfigCenter {
             shared,
             root: config_root(url),
-            _stop: cancel.drop_guard(),
+            _stop: stop,
         })
     }
 

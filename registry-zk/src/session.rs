@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 use zookeeper_client::{Acls, Client, CreateMode, SessionState};
 
 use crate::config::ZkConfig;
@@ -244,4 +244,32 @@ pub(crate) async fn supervise(shared: Arc<Shared>) {
             observed = true;
         }
     }
+}
+
+/// Opens the first session of `cfg` and starts its supervisor (reconnects, new session after
+/// expiry): the shared state every user of one session (registry backend, config centre) holds,
+/// and the guard whose drop stops it. With `cfg.check` an unreachable ensemble is an error;
+/// otherwise it starts disconnected and keeps trying. `what` names the user in the warning.
+pub(crate) async fn start(cfg: ZkConfig, what: &str) -> Result<(Arc<Shared>, DropGuard)> {
+    let first = match open_session(&cfg).await {
+        Ok(c) => Some(c),
+        Err(e) if cfg.check => return Err(e),
+        Err(e) => {
+            tracing::warn!(error = %e, "{what} not connected (check=false); retrying in the background");
+            None
+        }
+    };
+    let cancel = CancellationToken::new();
+    let shared = Arc::new(Shared {
+        cfg,
+        conn: watch::Sender::new(ConnState::default()),
+        generation: watch::Sender::new(0),
+        registered: Mutex::new(BTreeMap::new()),
+        cancel: cancel.clone(),
+    });
+    if let Some(c) = first {
+        install(&shared, c);
+    }
+    tokio::spawn(supervise(shared.clone()));
+    Ok((shared, cancel.drop_guard()))
 }
