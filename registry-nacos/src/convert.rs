@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use registry_core::matching::{is_match_category, ANY, PROVIDERS};
-use registry_core::url::comma_split;
+use registry_core::matching::PROVIDERS;
 use registry_core::Url;
 use rustc_hash::FxHashMap;
 use tracing::warn;
@@ -58,35 +57,7 @@ pub fn provider_url(ip: &str, port: i32, metadata: &BTreeMap<String, String>) ->
 /// consumer (so they always agree), `enabled` is the consumer's value when it has one, and
 /// category, group and version are the provider's own.
 pub fn is_match_provider(consumer: &Url, provider: &Url) -> bool {
-    if !is_match_category(
-        provider.category_or(PROVIDERS),
-        consumer.category_or(PROVIDERS),
-    ) {
-        return false;
-    }
-    let enabled = consumer
-        .param("enabled")
-        .filter(|v| !v.is_empty())
-        .or_else(|| provider.param("enabled"));
-    let enabled = enabled
-        .filter(|v| !v.is_empty())
-        .is_none_or(|v| v.eq_ignore_ascii_case("true"));
-    if !enabled && consumer.param("enabled") != Some(ANY) {
-        return false;
-    }
-    let cg = consumer.param("group");
-    let pg = provider.param("group");
-    let group_ok = cg == Some(ANY)
-        || cg == pg
-        || match (cg, pg.filter(|g| !g.is_empty())) {
-            (Some(cg), Some(pg)) => comma_split(cg).contains(&pg),
-            _ => false,
-        };
-    if !group_ok {
-        return false;
-    }
-    let cv = consumer.param("version");
-    cv == Some(ANY) || cv == provider.param("version")
+    registry_core::matching::is_match_service_address(consumer, provider)
 }
 
 #[derive(Debug)]
