@@ -9,6 +9,8 @@
 # Env:
 #   FUZZ_SANITIZER  none (default) | address   (address: ~3x slower; the workspace is
 #                   `unsafe`-free, so `none` plus debug assertions is the default)
+#   FUZZ_ASSERTIONS 1 (default): build with debug assertions (overflow checks, debug_assert!)
+#                   so arithmetic slips panic instead of wrapping; 0: plain release build
 #   FUZZ_NICE       nice level of the fuzzing processes (default 10)
 #   FUZZ_MAX_LEN    libFuzzer -max_len (default 8192)
 #   FUZZ_ARGS       extra libFuzzer arguments
@@ -29,6 +31,8 @@ RUNS=${1:-10000000}
 SAN=${FUZZ_SANITIZER:-none}
 NICE=${FUZZ_NICE:-10}
 MAX_LEN=${FUZZ_MAX_LEN:-8192}
+BUILD_FLAGS=(-O -s "$SAN")
+[ "${FUZZ_ASSERTIONS:-1}" = 1 ] && BUILD_FLAGS+=(-a)
 
 log() { echo "fuzz.sh: $*" >&2; }
 
@@ -49,7 +53,7 @@ else
 fi
 
 log "building ${TARGETS[*]} (sanitizer: $SAN)"
-nice -n "$NICE" cargo fuzz build -O -s "$SAN"
+nice -n "$NICE" cargo fuzz build "${BUILD_FLAGS[@]}"
 
 run_target() {
     local t=$1
@@ -62,7 +66,7 @@ run_target() {
     local start
     start=$(date +%s)
     # shellcheck disable=SC2086
-    if nice -n "$NICE" cargo fuzz run -O -s "$SAN" "$t" "fuzz/corpus/$t" -- \
+    if nice -n "$NICE" cargo fuzz run "${BUILD_FLAGS[@]}" "$t" "fuzz/corpus/$t" -- \
         -runs="$RUNS" -max_len="$MAX_LEN" -timeout=10 -rss_limit_mb=4096 \
         -artifact_prefix="fuzz/artifacts/$t/" -print_final_stats=1 ${FUZZ_ARGS:-} >"$logf" 2>&1; then
         local secs execs cov
