@@ -223,14 +223,35 @@ impl<'a> Decoder<'a> {
                 })
             }
         }
-        if let Value::Map { entries, .. } = self.read()? {
-            for (k, v) in entries {
-                if matches!(v, Value::Null) {
-                    continue;
+        // The map's entries go straight into `out` (no intermediate `Value::Map`), with the
+        // bookkeeping `map` does: the type table, the reference table, the depth.
+        self.depth = 0;
+        self.active.clear();
+        let tag = self.byte("map")?;
+        if tag == b'M' {
+            self.type_name()?;
+        }
+        self.begin(start)?;
+        let mut n = 0usize;
+        loop {
+            match self.peek() {
+                Some(b'Z') => {
+                    self.pos += 1;
+                    break;
                 }
-                out.insert(string_form(k), string_form(v));
+                Some(_) => {
+                    n += 1;
+                    self.check_len(n, "map", start)?;
+                    let k = self.value()?;
+                    let v = self.value()?;
+                    if !matches!(v, Value::Null) {
+                        out.insert(string_form(k), string_form(v));
+                    }
+                }
+                None => return Err(self.eof("map")),
             }
         }
+        self.end();
         Ok(out)
     }
 
