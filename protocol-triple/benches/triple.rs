@@ -73,6 +73,8 @@ fn calls(c: &mut Criterion) {
         peer.addr()
     ))
     .unwrap();
+    // The connection task is spawned on the runtime the invoker is made in.
+    let _guard = rt.enter();
     let inv = f.refer_triple(&url).unwrap();
     let hello = Invocation::new("SayHello").with_arguments(vec![], vec![json!({"name": "bench"})]);
     rt.block_on(inv.call(&hello)).unwrap();

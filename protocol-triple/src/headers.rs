@@ -12,12 +12,14 @@
 //! provider's `tri-header-convert` map applied.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD_NO_PAD;
 use base64::Engine;
 use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, TE};
 use http::HeaderMap;
+use parking_lot::Mutex;
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use registry_core::Url;
 
@@ -63,6 +65,9 @@ const EXCLUDED: &[&str] = &[
 #[derive(Debug, Clone)]
 pub struct BaseHeaders {
     map: HeaderMap,
+    /// The `grpc-timeout` and `timeout` values of the last timeout used (calls of one
+    /// reference nearly always share it), so a call does not format them again.
+    timeouts: Arc<Mutex<Option<(Duration, HeaderValue, HeaderValue)>>>,
 }
 
 fn value(v: &str) -> Option<HeaderValue> {
@@ -119,7 +124,10 @@ impl BaseHeaders {
         if let Some(v) = url.param("token").filter(|v| !v.is_empty()).and_then(value) {
             map.insert(HeaderName::from_static("token"), v);
         }
-        BaseHeaders { map }
+        BaseHeaders {
+            map,
+            timeouts: Arc::default(),
+        }
     }
 
     /// Adds `grpc-encoding` for requests compressed with `encoding` (nothing for identity,
@@ -134,6 +142,25 @@ impl BaseHeaders {
         self
     }
 
+    fn timeout_values(&self, timeout: Duration) -> Option<(HeaderValue, HeaderValue)> {
+        let mut cache = self.timeouts.lock();
+        if let Some((d, g, t)) = &*cache {
+            if *d == timeout {
+                return Some((g.clone(), t.clone()));
+            }
+        }
+        let ms = timeout.as_millis();
+        let grpc_timeout = if ms <= 99_999_999 {
+            format!("{ms}m")
+        } else {
+            format!("{}S", (timeout.as_secs()).min(99_999_999))
+        };
+        let g = HeaderValue::from_str(&grpc_timeout).ok()?;
+        let t = HeaderValue::from_str(&ms.to_string()).ok()?;
+        *cache = Some((timeout, g.clone(), t.clone()));
+        Some((g, t))
+    }
+
     /// The headers for one call: the base, `grpc-timeout` and `timeout` from `timeout`, and
     /// every attachment that is not excluded, key lower-cased (plus `tri-header-convert` when a
     /// key had capitals; `-bin` keys carry base64). Attachment keys or values that are not
@@ -144,17 +171,9 @@ impl BaseHeaders {
         attachments: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> HeaderMap {
         let mut map = self.map.clone();
-        let ms = timeout.as_millis();
-        let grpc_timeout = if ms <= 99_999_999 {
-            format!("{ms}m")
-        } else {
-            format!("{}S", (timeout.as_secs()).min(99_999_999))
-        };
-        if let Ok(v) = HeaderValue::from_str(&grpc_timeout) {
-            map.insert(HeaderName::from_static("grpc-timeout"), v);
-        }
-        if let Ok(v) = HeaderValue::from_str(&ms.to_string()) {
-            map.insert(HeaderName::from_static("timeout"), v);
+        if let Some((grpc_timeout, timeout_ms)) = self.timeout_values(timeout) {
+            map.insert(HeaderName::from_static("grpc-timeout"), grpc_timeout);
+            map.insert(HeaderName::from_static("timeout"), timeout_ms);
         }
         let mut convert: Option<BTreeMap<String, String>> = None;
         for (k, v) in attachments {
@@ -286,6 +305,12 @@ mod tests {
         assert!(h.get("tri-service-version").is_none());
         assert!(h.get("tri-consumer-appname").is_none());
         assert_eq!(h["grpc-timeout"], "3000m");
+        // The cached values follow a changed timeout.
+        let base = BaseHeaders::from_url(&bare);
+        assert_eq!(base.for_call(Duration::from_secs(3), [])["timeout"], "3000");
+        let h2 = base.for_call(Duration::from_millis(250), []);
+        assert_eq!(h2["grpc-timeout"], "250m");
+        assert_eq!(h2["timeout"], "250");
         assert!(h.get("tri-header-convert").is_none());
         assert!(h.get("grpc-encoding").is_none());
     }

@@ -33,6 +33,10 @@ pub struct Args {
     /// Print one JSON document instead of tables.
     #[arg(long)]
     json: bool,
+    /// A gRPC server serving `tritest.Greeter/SayHello` (protocol-triple's grpcio peer) for
+    /// the Triple call-loop rows; without it only the offline Triple rows run.
+    #[arg(long, value_name = "HOST:PORT")]
+    triple_peer: Option<String>,
 }
 
 /// Invoker counts of the select measurements.
@@ -176,6 +180,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let url_bytes = url_bytes_per_provider(MEMORY_PROVIDERS);
     let dir_bytes = directory_bytes_per_provider(MEMORY_PROVIDERS);
+    let triple = super::bench_triple::offline(GLOBAL, budget)?;
+    let triple_calls = match &a.triple_peer {
+        Some(addr) => super::bench_triple::calls(GLOBAL, addr, a.quick)?,
+        None => Value::Null,
+    };
 
     if a.json {
         let doc = json!({
@@ -187,6 +196,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 "providers": n, "one_change_us": round1(*one), "rebuild_us": round1(*re),
             })).collect::<Vec<_>>(),
             "memory": [{"providers": MEMORY_PROVIDERS, "bytes_per_provider": round1(url_bytes)}],
+            "triple": {"offline": triple, "calls": triple_calls},
         });
         println!("{}", serde_json::to_string(&doc)?);
         return Ok(ExitCode::SUCCESS);
@@ -223,6 +233,26 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "providers", "bytes/provider URL", "bytes/provider in a directory (no URL)"
     );
     println!("{MEMORY_PROVIDERS:>10} {url_bytes:>22.1} {dir_bytes:>40.1}");
+    println!();
+    println!("triple (offline, one thread)");
+    println!("{:<34} {:>12} {:>14}", "op", "ns/op", "allocs/op");
+    for r in triple.as_array().into_iter().flatten() {
+        println!(
+            "{:<34} {:>12.1} {:>14.1}",
+            r["op"].as_str().unwrap_or_default(),
+            r["ns_per_op"].as_f64().unwrap_or_default(),
+            r["allocs_per_op"].as_f64().unwrap_or_default()
+        );
+    }
+    if let Some(rows) = triple_calls.as_array() {
+        println!(
+            "triple calls against {}",
+            a.triple_peer.as_deref().unwrap_or_default()
+        );
+        for r in rows {
+            println!("{r}");
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
