@@ -9,7 +9,7 @@
 #   bash scripts/bench-dubbo.sh [CALLS_1] [CALLS_64] [ROUNDS]      (defaults 20000, 100000, 2)
 # Env: DUBBO_REGISTRY=path/to/release/dubbo-registry (default target/release/dubbo-registry), DUBBO_LOAD
 # (default target/release/dubbo-load: `cargo build --release -p protocol-dubbo --bin dubbo-load`), PORT (default
-# 20971), PY_CALLS_DIV (default 4: the Python client gets CALLS/4 calls, it is slower), NO_PYTHON=1, NO_NODE=1.
+# 20971), PY_CALLS_DIV (default 1: every client makes the same number of calls; N gives Python CALLS/N), NO_PYTHON=1, NO_NODE=1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${DUBBO_REGISTRY:-$ROOT/target/release/dubbo-registry}
@@ -18,7 +18,7 @@ PORT=${PORT:-20971}
 N1=${1:-20000}
 N64=${2:-100000}
 ROUNDS=${3:-2}
-DIV=${PY_CALLS_DIV:-4}
+DIV=${PY_CALLS_DIV:-1}
 PEERS=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
 S=org.apache.dubbo.demo.DemoService
 bash "$ROOT/scripts/peers/java-dubbo.sh" install >/dev/null

@@ -92,7 +92,11 @@ async fn generic_calls_against_the_java_peer() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(
         o.json()["result"],
-        json!(["java.lang.Long:1", "java.lang.String:s", "java.lang.Boolean:true"])
+        json!([
+            "java.lang.Long:1",
+            "java.lang.String:s",
+            "java.lang.Boolean:true"
+        ])
     );
 
     // A POJO result comes back as an object with its class.
