@@ -139,6 +139,65 @@ async fn idl_mode_with_proto_files() {
     assert_eq!(h["trace-id"], "a=b");
     let left: i64 = h["x-remaining-ms"].as_str().unwrap().parse().unwrap();
     assert!((500..=1500).contains(&left), "{left}");
+    // The key's case travels in tri-header-convert; the provider's attachments (headers and
+    // trailers) are the result's "attachments".
+    let conv: Value = serde_json::from_str(h["tri-header-convert"].as_str().unwrap()).unwrap();
+    assert_eq!(conv, json!({"trace-id": "Trace-Id"}));
+    let a = &o.json()["attachments"];
+    assert_eq!(a["x-from-headers"], "h", "{a}");
+    assert_eq!(a["x-from-trailers"], "t", "{a}");
+    assert_eq!(a["X-Case"], "restored", "{a}");
+    assert_eq!(a["blob"], "hello", "{a}");
+    assert!(
+        a.get("grpc-status").is_none() && a.get("content-type").is_none(),
+        "{a}"
+    );
+}
+
+#[tokio::test]
+async fn tri_compressor_gzip_and_its_errors() {
+    let Some(strict) = common::grpc_peer_with("cli tri_compressor_gzip", 0, &["no-gzip"]).await
+    else {
+        return;
+    };
+    let p = proto();
+    let args = |target: &str, extra: &[&'static str]| {
+        let mut v: Vec<String> = [target, "tritest.Greeter", "SayHello", r#"[{"name":"z"}]"#]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(["--proto".to_owned(), p.clone(), "--json".to_owned()]);
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let target = format!("tri://{}", strict.addr());
+    // The gzip-disabled peer refuses compressed requests: proof that they were compressed.
+    let a = args(&target, &["--tri-compressor", "gzip"]);
+    let o = invoke(&a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    assert!(
+        o.stderr.contains("UNIMPLEMENTED") && o.stderr.contains("gzip"),
+        "{}",
+        o.stderr
+    );
+    let a = args(&target, &["--tri-compressor", "identity"]);
+    let o = invoke(&a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.json()["result"], json!({"message": "Hello z"}));
+    let a = args(&target, &["--tri-compressor", "bzip2"]);
+    let o = invoke(&a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("--tri-compressor"), "{}", o.stderr);
+    let Some(peer) = common::grpc_peer("cli tri_compressor_gzip", 0).await else {
+        return;
+    };
+    let a = args(
+        &format!("tri://{}", peer.addr()),
+        &["--tri-compressor", "gzip"],
+    );
+    let o = invoke(&a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.json()["result"], json!({"message": "Hello z"}));
 }
 
 #[tokio::test]

@@ -2,6 +2,8 @@
 //! repository root). Any input must decode to values or an error, never a panic, a stack
 //! overflow or an unbounded allocation. Whatever decodes must re-encode, and the re-encoded
 //! stream must decode to a value that encodes to the same bytes again (encode/decode agree).
+//! The input is also read as a Dubbo2 request body (the typed readers in the order a provider
+//! uses them, then the attachments) and by each typed reader alone, all with [`LIMITS`].
 #![no_main]
 
 use hessian2::{Decoder, Encoder, Limits};
@@ -30,9 +32,35 @@ fn reencode(bytes: &[u8], max_values: usize) -> Option<(Vec<u8>, usize)> {
     (n > 0).then(|| (e.into_bytes(), n))
 }
 
+/// A request body as a provider reads it: version, path, version, method, descriptor, the
+/// arguments (up to the attachments map), the attachments.
+fn as_request(data: &[u8]) -> Result<(), hessian2::Error> {
+    let mut d = Decoder::with_limits(data, LIMITS);
+    d.read_str()?;
+    d.read_str()?;
+    d.read_opt_str()?;
+    d.read_str()?;
+    d.read_str()?;
+    for _ in 0..16 {
+        if matches!(d.peek(), Some(b'H') | None) {
+            break;
+        }
+        d.read()?;
+    }
+    d.read_map_str()?;
+    Ok(())
+}
+
 fuzz_target!(|data: &[u8]| {
     let _ = Decoder::with_limits(data, LIMITS).read_map_str();
     let _ = Decoder::with_limits(data, LIMITS).read_json();
+    let _ = as_request(data);
+    let _ = Decoder::with_limits(data, LIMITS).read_int();
+    let _ = Decoder::with_limits(data, LIMITS).read_long();
+    let _ = Decoder::with_limits(data, LIMITS).read_double();
+    let _ = Decoder::with_limits(data, LIMITS).read_bool();
+    let _ = Decoder::with_limits(data, LIMITS).read_null();
+    let _ = Decoder::with_limits(data, LIMITS).read_str();
     let Some((first, n)) = reencode(data, 16) else {
         return;
     };

@@ -1,7 +1,11 @@
-//! Fuzz target: the Triple (gRPC) frame decoder and the TripleResponseWrapper decoder.
-//! The first byte picks where the input is split into chunks (HTTP/2 DATA frames split
-//! messages anywhere); every message is then decoded as a response wrapper and, if its
-//! compressed flag is set, run through the gzip decoder with a limit. Nothing may panic.
+//! Fuzz target: the Triple (gRPC) frame decoder and the TripleResponseWrapper decoder, as the
+//! client runs them on a response body.
+//!
+//! Byte 0 picks where the input is split into chunks (HTTP/2 DATA frames split messages
+//! anywhere), byte 1 the message limit (1 B .. 1 MiB, so the over-limit path is reached) and
+//! the response's `grpc-encoding` (identity, gzip, deflate). Every message goes through the
+//! per-message compressed flag as `call.rs` does (a flagged message under identity is an
+//! error), the decompression limit, then the response-wrapper decoder. Nothing may panic.
 #![no_main]
 
 use bytes::Bytes;
@@ -11,19 +15,29 @@ use protocol_triple::frame::FrameDecoder;
 use protocol_triple::wrapper::decode_response;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&step, rest)) = data.split_first() else {
+    let [step, knobs, rest @ ..] = data else {
         return;
     };
     let step = usize::from(step % 64) + 1;
-    let mut d = FrameDecoder::new(1 << 20);
+    let limit = 1usize << (knobs % 21);
+    let encoding = match knobs / 21 % 3 {
+        0 => Encoding::Identity,
+        1 => Encoding::Gzip,
+        _ => Encoding::Deflate,
+    };
+    let mut d = FrameDecoder::new(limit);
     for chunk in rest.chunks(step) {
         if d.push(Bytes::copy_from_slice(chunk)).is_err() {
             return;
         }
         while let Some(m) = d.next_message() {
+            assert!(m.data.len() <= limit);
             let body = if m.compressed {
-                match Encoding::Gzip.decompress(&m.data, 1 << 20) {
-                    Ok(b) => b,
+                match encoding.decompress(&m.data, limit) {
+                    Ok(b) => {
+                        assert!(b.len() <= limit);
+                        b
+                    }
                     Err(_) => continue,
                 }
             } else {

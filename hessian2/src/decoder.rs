@@ -14,10 +14,13 @@ use std::collections::BTreeMap;
 
 use crate::error::Error;
 use crate::limits::Limits;
+use crate::small_stack::SmallStack;
 use crate::value::Value;
 
 /// At most this many elements are reserved ahead of reading them.
 const PREALLOC_MAX: usize = 1024;
+/// Reference-table and nesting entries kept without allocating (a typical body needs a few).
+const INLINE_TABLE: usize = 16;
 
 /// One class definition read from the stream.
 #[derive(Debug)]
@@ -35,9 +38,9 @@ pub struct Decoder<'a> {
     types: Vec<String>,
     classes: Vec<ClassDef>,
     /// Offset of the first byte of each list/map/object, in stream order.
-    refs: Vec<usize>,
+    refs: SmallStack<usize, INLINE_TABLE>,
     /// Lists/maps/objects being read: (stream index, output index).
-    active: Vec<(u32, u32)>,
+    active: SmallStack<(u32, u32), INLINE_TABLE>,
     /// Lists/maps/objects produced so far (the next one's output index).
     out_count: u32,
     /// Replaying a referenced value: the stream index the next list/map/object has.
@@ -66,8 +69,8 @@ impl<'a> Decoder<'a> {
             limits,
             types: Vec::new(),
             classes: Vec::new(),
-            refs: Vec::new(),
-            active: Vec::new(),
+            refs: SmallStack::new(),
+            active: SmallStack::new(),
             out_count: 0,
             replay_next: None,
             expanded: 0,
@@ -223,14 +226,35 @@ impl<'a> Decoder<'a> {
                 })
             }
         }
-        if let Value::Map { entries, .. } = self.read()? {
-            for (k, v) in entries {
-                if matches!(v, Value::Null) {
-                    continue;
+        // The map's entries go straight into `out` (no intermediate `Value::Map`), with the
+        // bookkeeping `map` does: the type table, the reference table, the depth.
+        self.depth = 0;
+        self.active.clear();
+        let tag = self.byte("map")?;
+        if tag == b'M' {
+            self.type_name()?;
+        }
+        self.begin(start)?;
+        let mut n = 0usize;
+        loop {
+            match self.peek() {
+                Some(b'Z') => {
+                    self.pos += 1;
+                    break;
                 }
-                out.insert(string_form(k), string_form(v));
+                Some(_) => {
+                    n += 1;
+                    self.check_len(n, "map", start)?;
+                    let k = self.value()?;
+                    let v = self.value()?;
+                    if !matches!(v, Value::Null) {
+                        out.insert(string_form(k), string_form(v));
+                    }
+                }
+                None => return Err(self.eof("map")),
             }
         }
+        self.end();
         Ok(out)
     }
 
@@ -557,11 +581,13 @@ impl<'a> Decoder<'a> {
             });
         }
         let n32 = u32::try_from(n).unwrap_or(u32::MAX);
-        if let Some(&(_, out)) = self.active.iter().rev().find(|(s, _)| *s == n32) {
+        if let Some((_, out)) = self.active.iter_rev().find(|(s, _)| *s == n32) {
             return Ok(Value::Ref(out));
         }
         // A finished value: decode its bytes again as a copy.
-        let target = self.refs[n];
+        let Some(target) = self.refs.get(n) else {
+            return Err(self.eof("reference"));
+        };
         let resume = self.pos;
         let saved = self.replay_next.replace(n32);
         self.pos = target;

@@ -28,6 +28,7 @@ mod error;
 mod from_json;
 mod java_types;
 mod limits;
+mod small_stack;
 mod to_json;
 mod value;
 

@@ -3,7 +3,9 @@
 //!
 //! - Callers [`Conn::register`] a request id, then [`Conn::send_frame`]: the frame is appended to
 //!   a shared write buffer and the writer task flushes whatever has accumulated in one
-//!   `write_all` (many in-flight calls share syscalls).
+//!   `write_all` (many in-flight calls share syscalls). They await [`Conn::reply`].
+//! - Each pending call is a slot in the pending map (the caller's waker, then the reply), so a
+//!   call allocates no channel: the map keeps its capacity and the reply moves through it.
 //! - The reader task splits the stream into frames, completes the pending call of each
 //!   response (an unknown id is logged and dropped), answers the provider's heartbeats and
 //!   follows its readonly events (`"R"`/`"W"`).
@@ -13,8 +15,11 @@
 //! - When the connection ends (EOF, error, corrupt frame, idle, close) every pending call fails
 //!   at once with [`DubboError::ConnectionLost`], and both tasks end.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -23,7 +28,7 @@ use rustc_hash::FxHashMap;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -48,9 +53,15 @@ pub(crate) fn next_id() -> i64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
+/// One pending call: waiting (with the waker of its last poll), or answered.
+enum Slot {
+    Waiting(Option<Waker>),
+    Done(Reply),
+}
+
 struct Pending {
     alive: bool,
-    calls: FxHashMap<i64, oneshot::Sender<Reply>>,
+    calls: FxHashMap<i64, Slot>,
 }
 
 /// A live connection (see the module docs).
@@ -152,15 +163,21 @@ impl Conn {
         self.pending.lock().calls.len()
     }
 
-    /// Registers a call waiting for the response with `id`.
-    pub(crate) fn register(&self, id: i64) -> Result<oneshot::Receiver<Reply>, DubboError> {
-        let (tx, rx) = oneshot::channel();
+    /// Registers a call waiting for the response with `id` (then await [`Conn::reply`]).
+    pub(crate) fn register(&self, id: i64) -> Result<(), DubboError> {
         let mut p = self.pending.lock();
         if !p.alive {
             return Err(self.lost("connection closed"));
         }
-        p.calls.insert(id, tx);
-        Ok(rx)
+        p.calls.insert(id, Slot::Waiting(None));
+        Ok(())
+    }
+
+    /// The reply to the registered call `id`: the response frame, or why there is none. The
+    /// slot is removed when the reply is taken; a caller that gives up must
+    /// [`Conn::unregister`].
+    pub(crate) fn reply(&self, id: i64) -> ReplyFuture<'_> {
+        ReplyFuture { conn: self, id }
     }
 
     /// Forgets a call (timed out or cancelled): a late response is then dropped.
@@ -195,26 +212,33 @@ impl Conn {
     }
 
     fn shutdown(&self, reason: &str) {
-        let drained: Vec<_> = {
+        let (waiting, wakers) = {
             let mut p = self.pending.lock();
             if !p.alive {
                 return;
             }
             p.alive = false;
             self.alive.store(false, Ordering::Release);
-            p.calls.drain().map(|(_, tx)| tx).collect()
+            let mut waiting = 0usize;
+            let mut wakers = Vec::new();
+            for slot in p.calls.values_mut() {
+                if let Slot::Waiting(w) = slot {
+                    waiting += 1;
+                    wakers.extend(w.take());
+                    *slot = Slot::Done(Err(self.lost(reason)));
+                }
+            }
+            (waiting, wakers)
         };
         self.cancel.cancel();
-        if !drained.is_empty() {
+        if waiting > 0 {
             tracing::warn!(
                 addr = %self.addr,
-                pending = drained.len(),
+                pending = waiting,
                 "dubbo connection closed with calls pending: {reason}"
             );
         }
-        for tx in drained {
-            let _ = tx.send(Err(self.lost(reason)));
-        }
+        wakers.into_iter().for_each(Waker::wake);
     }
 
     fn lost(&self, reason: &str) -> DubboError {
@@ -267,16 +291,31 @@ impl Conn {
     }
 
     fn complete(&self, id: i64, reply: Reply) {
-        let tx = self.pending.lock().calls.remove(&id);
-        match tx {
-            Some(tx) => {
-                let _ = tx.send(reply);
+        let waker = {
+            let mut p = self.pending.lock();
+            match p.calls.get_mut(&id) {
+                Some(slot @ Slot::Waiting(_)) => match std::mem::replace(slot, Slot::Done(reply)) {
+                    Slot::Waiting(w) => w,
+                    Slot::Done(_) => None,
+                },
+                Some(Slot::Done(_)) => {
+                    drop(p);
+                    tracing::debug!(addr = %self.addr, id, "second response for a request id, dropped");
+                    return;
+                }
+                None => {
+                    drop(p);
+                    tracing::debug!(
+                        addr = %self.addr,
+                        id,
+                        "response for an unknown request id (timed out or never sent), dropped"
+                    );
+                    return;
+                }
             }
-            None => tracing::debug!(
-                addr = %self.addr,
-                id,
-                "response for an unknown request id (timed out or never sent), dropped"
-            ),
+        };
+        if let Some(w) = waker {
+            w.wake();
         }
     }
 
@@ -322,6 +361,38 @@ impl Conn {
             let _ = self.send_parts(&frame[..HEADER_LEN], &frame[HEADER_LEN..]);
         }
         None
+    }
+}
+
+/// The future of [`Conn::reply`].
+pub(crate) struct ReplyFuture<'a> {
+    conn: &'a Conn,
+    id: i64,
+}
+
+impl Future for ReplyFuture<'_> {
+    type Output = Reply;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
+        let conn = self.conn;
+        let mut p = conn.pending.lock();
+        match p.calls.get_mut(&self.id) {
+            Some(Slot::Waiting(w)) => {
+                match w {
+                    Some(w) if w.will_wake(cx.waker()) => {}
+                    _ => *w = Some(cx.waker().clone()),
+                }
+                Poll::Pending
+            }
+            Some(Slot::Done(_)) => match p.calls.remove(&self.id) {
+                Some(Slot::Done(reply)) => Poll::Ready(reply),
+                _ => Poll::Ready(Err(conn.lost("reply lost"))),
+            },
+            None => {
+                drop(p);
+                Poll::Ready(Err(conn.lost("connection closed")))
+            }
+        }
     }
 }
 

@@ -271,22 +271,18 @@ impl DubboInvoker {
             self.send(&conn, inv, id, false, timeout_ms)?;
             return Ok(RpcResponse::empty());
         }
-        let rx = conn.register(id)?;
+        conn.register(id)?;
         let mut guard = PendingGuard {
             conn: &conn,
             id,
             armed: true,
         };
         self.send(&conn, inv, id, true, timeout_ms)?;
-        let reply = tokio::time::timeout_at(deadline, rx).await;
+        let reply = tokio::time::timeout_at(deadline, conn.reply(id)).await;
         guard.armed = false;
         match reply {
-            Ok(Ok(Ok(frame))) => decode_response(&frame, &self.addr),
-            Ok(Ok(Err(e))) => Err(e),
-            Ok(Err(_)) => Err(DubboError::ConnectionLost {
-                addr: self.addr.to_string(),
-                reason: "connection closed".into(),
-            }),
+            Ok(Ok(frame)) => decode_response(&frame, &self.addr),
+            Ok(Err(e)) => Err(e),
             Err(_) => {
                 conn.unregister(id);
                 Err(DubboError::Timeout {

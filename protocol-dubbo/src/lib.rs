@@ -29,6 +29,7 @@
 //! - Bad input from the network (wrong magic, absurd lengths, truncated or undecodable
 //!   bodies, unknown request ids) gives a clear error or is logged and dropped; never a panic.
 
+pub mod bench_support;
 mod client;
 pub mod config;
 mod connection;

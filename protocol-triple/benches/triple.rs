@@ -1,13 +1,17 @@
 //! Triple benchmarks: the per-call encode/decode path offline, and unary calls against the
 //! grpcio peer with 1 and 64 in flight (skipped with a message when the peer is not installed:
-//! `bash scripts/peers/python-grpc.sh install`).
+//! `bash scripts/peers/python-grpc.sh install`), then the same-run comparison rows: our
+//! `TripleInvoker` (IDL, JSON) and `TripleClient` (prost), tonic's `Grpc::unary` (prost) and
+//! grpcio's own aio client, alternating, two rounds.
 //!
-//! `cargo bench -p protocol-triple --bench triple`
+//! `cargo bench --profile release -p protocol-triple --bench triple -- --warm-up-time 1 --measurement-time 3`
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "../examples/triple_load.rs"]
+mod load;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,6 +73,8 @@ fn calls(c: &mut Criterion) {
         peer.addr()
     ))
     .unwrap();
+    // The connection task is spawned on the runtime the invoker is made in.
+    let _guard = rt.enter();
     let inv = f.refer_triple(&url).unwrap();
     let hello = Invocation::new("SayHello").with_arguments(vec![], vec![json!({"name": "bench"})]);
     rt.block_on(inv.call(&hello)).unwrap();
@@ -95,61 +101,40 @@ fn calls(c: &mut Criterion) {
         })
     });
     g.finish();
-    compare(&rt, &inv, &hello, &peer);
+    compare(&rt, &peer);
     drop(peer);
 }
 
-/// Calls/s, p50 and p99 with 1 and 64 in flight, ours and grpcio's own client (grpc.aio) on
-/// the same peer in the same run; one JSON line per row on stdout.
-fn compare(
-    rt: &tokio::runtime::Runtime,
-    inv: &Arc<protocol_triple::TripleInvoker>,
-    hello: &Invocation,
-    peer: &common::Peer,
-) {
+/// Calls/s, p50 and p99 with 1 and 64 in flight: ours (invoker and typed client), tonic and
+/// grpcio's own client (grpc.aio) on the same peer in the same run, alternating for two rounds;
+/// one JSON line per row on stdout.
+fn compare(rt: &tokio::runtime::Runtime, peer: &common::Peer) {
+    let addr = peer.addr();
+    let clients: Vec<load::LoadClient> = ["invoker", "client", "tonic"]
+        .iter()
+        .map(|k| rt.block_on(load::LoadClient::connect(k, &addr)).unwrap())
+        .collect();
     for (calls, conc) in [(5_000usize, 1usize), (20_000, 64)] {
-        let (secs, mut lat) = rt.block_on(async {
-            let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-            let start = Instant::now();
-            let tasks: Vec<_> = (0..conc)
-                .map(|_| {
-                    let (inv, hello, next) = (inv.clone(), hello.clone(), next.clone());
-                    tokio::spawn(async move {
-                        let mut lat = Vec::new();
-                        while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < calls {
-                            let t = Instant::now();
-                            inv.call(&hello).await.unwrap();
-                            lat.push(t.elapsed().as_nanos() as u64);
-                        }
-                        lat
-                    })
-                })
-                .collect();
-            let mut all = Vec::new();
-            for t in tasks {
-                all.extend(t.await.unwrap());
+        for c in &clients {
+            rt.block_on(load::measure(c, 2_000, conc));
+        }
+        for round in 1..=2 {
+            for c in &clients {
+                let mut row = rt.block_on(load::measure(c, calls, conc));
+                row["round"] = json!(round);
+                println!("{row}");
             }
-            (start.elapsed().as_secs_f64(), all)
-        });
-        lat.sort_unstable();
-        let pct = |p: f64| {
-            lat[((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1] as f64 / 1e3
-        };
-        println!(
-            "{}",
-            json!({"client": "protocol-triple", "calls": lat.len(), "concurrency": conc, "seconds": secs,
-                   "calls_per_sec": lat.len() as f64 / secs, "p50_us": pct(0.5), "p99_us": pct(0.99)})
-        );
-        let python = common::peers_dir().join("python-grpc/venv/bin/python");
-        let out = std::process::Command::new(python)
-            .arg(common::triple_dir().join("tests/peers/grpc_bench_client.py"))
-            .arg(peer.addr())
-            .arg(calls.to_string())
-            .arg(conc.to_string())
-            .output();
-        match out {
-            Ok(o) => print!("{}", String::from_utf8_lossy(&o.stdout)),
-            Err(e) => println!("{{\"client\": \"grpcio-aio\", \"error\": \"{e}\"}}"),
+            let python = common::peers_dir().join("python-grpc/venv/bin/python");
+            let out = std::process::Command::new(python)
+                .arg(common::triple_dir().join("tests/peers/grpc_bench_client.py"))
+                .arg(&addr)
+                .arg(calls.to_string())
+                .arg(conc.to_string())
+                .output();
+            match out {
+                Ok(o) => print!("{}", String::from_utf8_lossy(&o.stdout)),
+                Err(e) => println!("{{\"client\": \"grpcio-aio\", \"error\": \"{e}\"}}"),
+            }
         }
     }
 }

@@ -24,8 +24,11 @@ pub struct Reply {
     pub status: Code,
     /// The percent-decoded `grpc-message` (empty when absent).
     pub status_message: String,
-    /// The response headers (attachments the provider returned live here).
+    /// The response headers.
     pub headers: HeaderMap,
+    /// The trailers (`None` for a trailers-only response). Attachments the provider returned
+    /// live in these and in `headers` ([`crate::headers::response_attachments`]).
+    pub trailers: Option<HeaderMap>,
 }
 
 /// Performs one unary call. The whole exchange is bounded by `timeout`; dropping the future
@@ -147,7 +150,14 @@ async fn exchange(
     if recv.is_end_stream() {
         let (status, status_message) = status_of(&head.headers)
             .ok_or_else(|| protocol(conn, "response ended without grpc-status"))?;
-        return finish(status, status_message, None, exception_code, head.headers);
+        return finish(
+            status,
+            status_message,
+            None,
+            exception_code,
+            head.headers,
+            None,
+        );
     }
 
     let mut decoder = FrameDecoder::new(max_response);
@@ -192,6 +202,7 @@ async fn exchange(
         message,
         exception_code,
         head.headers,
+        trailers,
     )
 }
 
@@ -201,6 +212,7 @@ fn finish(
     message: Option<Bytes>,
     exception_code: Option<i32>,
     headers: HeaderMap,
+    trailers: Option<HeaderMap>,
 ) -> Result<Reply, TripleError> {
     if status != Code::Ok && exception_code.is_none() {
         return Err(TripleError::Status {
@@ -214,5 +226,6 @@ fn finish(
         status,
         status_message,
         headers,
+        trailers,
     })
 }

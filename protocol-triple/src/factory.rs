@@ -8,6 +8,7 @@ use parking_lot::Mutex;
 use registry_core::Url;
 use rustc_hash::FxHashMap;
 
+use crate::compression::Encoding;
 use crate::connection::{Connection, ConnectionOptions};
 use crate::invoker::TripleInvoker;
 use crate::payload::PayloadMode;
@@ -20,6 +21,7 @@ pub const DEFAULT_PORT: i32 = 50051;
 pub struct TripleInvokerFactory {
     mode: PayloadMode,
     options: ConnectionOptions,
+    request_encoding: Encoding,
     pool: Mutex<FxHashMap<String, Weak<Connection>>>,
 }
 
@@ -34,8 +36,16 @@ impl TripleInvokerFactory {
         TripleInvokerFactory {
             mode,
             options,
+            request_encoding: Encoding::Identity,
             pool: Mutex::new(FxHashMap::default()),
         }
+    }
+
+    /// Compresses the requests of every invoker made from now on with `encoding` (Java's
+    /// `dubbo.rpc.tri.compressor`; identity, the default, compresses nothing).
+    pub fn with_request_compression(mut self, encoding: Encoding) -> Self {
+        self.request_encoding = encoding;
+        self
     }
 
     /// The shared connection to `addr`, opened when there is none alive.
@@ -69,11 +79,10 @@ impl TripleInvokerFactory {
             format!("{host}:{port}")
         };
         let conn = self.connection(&addr).map_err(RpcError::from)?;
-        Ok(Arc::new(TripleInvoker::new(
-            provider.clone(),
-            conn,
-            self.mode.clone(),
-        )))
+        Ok(Arc::new(
+            TripleInvoker::new(provider.clone(), conn, self.mode.clone())
+                .with_request_encoding(self.request_encoding),
+        ))
     }
 }
 

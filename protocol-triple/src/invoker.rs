@@ -1,16 +1,18 @@
 //! [`TripleInvoker`]: the [`Invoker`] of one `tri://` provider.
 //!
 //! Per call: resolve the method entry (cached: `:path` URI and, in IDL mode, the rpc
-//! descriptor), encode the payload into one buffer that already has the 5-byte prefix space,
+//! descriptor), encode the payload into one buffer that already has the 5-byte prefix space
+//! (compressed into a second buffer with the flag set when the reference compresses requests),
 //! clone the reference's base headers and add `grpc-timeout`/attachments, run the exchange on
-//! the shared connection, decode. No task is spawned per call.
+//! the shared connection, decode; the response headers and trailers become the result's
+//! attachments. No task is spawned per call.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes};
 use http::Uri;
 use invoker::rpc::{Invocation, Invoker, RpcError, RpcResponse, RpcResult};
 use parking_lot::RwLock;
@@ -19,10 +21,11 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::call::{unary, Reply};
+use crate::compression::Encoding;
 use crate::connection::Connection;
 use crate::error::TripleError;
 use crate::frame::PREFIX_LEN;
-use crate::headers::BaseHeaders;
+use crate::headers::{response_attachments, BaseHeaders};
 use crate::idl::IdlMethod;
 use crate::payload::PayloadMode;
 use crate::status::Code;
@@ -51,6 +54,7 @@ pub struct TripleInvoker {
     methods: RwLock<FxHashMap<Box<str>, Arc<MethodEntry>>>,
     max_request: usize,
     max_response: usize,
+    encoding: Encoding,
     destroyed: AtomicBool,
 }
 
@@ -77,8 +81,18 @@ impl TripleInvoker {
             methods: RwLock::new(FxHashMap::default()),
             max_request: payload,
             max_response: payload,
+            encoding: Encoding::Identity,
             destroyed: AtomicBool::new(false),
         }
+    }
+
+    /// Compresses every request message with `encoding` (`grpc-encoding` header and the
+    /// per-message compressed flag; Java's `dubbo.rpc.tri.compressor`). Identity (the default)
+    /// sends plain messages and no `grpc-encoding`.
+    pub fn with_request_encoding(mut self, encoding: Encoding) -> TripleInvoker {
+        self.base = self.base.with_encoding(encoding);
+        self.encoding = encoding;
+        self
     }
 
     /// The shared connection.
@@ -130,6 +144,24 @@ impl TripleInvoker {
 
     /// Performs a call and returns the decoded JSON result.
     pub async fn call(&self, inv: &Invocation) -> Result<Value, TripleError> {
+        let (entry, reply) = self.exchange(inv).await?;
+        self.decode(&entry, reply)
+    }
+
+    /// Performs a call and returns the decoded result with the provider's attachments
+    /// (response headers and trailers, [`response_attachments`]).
+    pub async fn call_with_attachments(
+        &self,
+        inv: &Invocation,
+    ) -> Result<RpcResponse, TripleError> {
+        let (entry, mut reply) = self.exchange(inv).await?;
+        let attachments = response_attachments(&reply.headers, reply.trailers.as_ref());
+        reply.trailers = None;
+        let value = self.decode(&entry, reply)?;
+        Ok(RpcResponse { value, attachments })
+    }
+
+    async fn exchange(&self, inv: &Invocation) -> Result<(Arc<MethodEntry>, Reply), TripleError> {
         if self.destroyed.load(Ordering::Acquire) {
             return Err(TripleError::Destroyed(self.conn.addr().to_owned()));
         }
@@ -146,7 +178,12 @@ impl TripleInvoker {
                 limit: self.max_request,
             });
         }
-        fill_prefix(&mut body, len);
+        let body = if self.encoding == Encoding::Identity {
+            fill_prefix(&mut body, false, len);
+            body.freeze()
+        } else {
+            compress(self.encoding, &body[PREFIX_LEN..])?
+        };
         let timeout = self.timeout_of(inv);
         let headers = self.base.for_call(
             timeout,
@@ -158,12 +195,12 @@ impl TripleInvoker {
             &self.conn,
             entry.uri.clone(),
             headers,
-            body.freeze(),
+            body,
             self.max_response,
             timeout,
         )
         .await?;
-        self.decode(&entry, reply)
+        Ok((entry, reply))
     }
 
     fn decode(&self, entry: &MethodEntry, reply: Reply) -> Result<Value, TripleError> {
@@ -196,10 +233,22 @@ impl TripleInvoker {
     }
 }
 
-fn fill_prefix(body: &mut BytesMut, len: usize) {
+fn fill_prefix(body: &mut [u8], compressed: bool, len: usize) {
     let mut p = &mut body[..PREFIX_LEN];
-    p.put_u8(0);
+    p.put_u8(u8::from(compressed));
     p.put_u32(len as u32);
+}
+
+/// Frames `message` compressed with `encoding`, the compressed flag set.
+fn compress(encoding: Encoding, message: &[u8]) -> Result<Bytes, TripleError> {
+    let mut out = Vec::with_capacity(PREFIX_LEN + message.len() / 2 + 32);
+    out.resize(PREFIX_LEN, 0);
+    encoding
+        .compress_into(message, &mut out)
+        .map_err(TripleError::Codec)?;
+    let len = out.len() - PREFIX_LEN;
+    fill_prefix(&mut out, true, len);
+    Ok(Bytes::from(out))
 }
 
 #[async_trait]
@@ -213,13 +262,28 @@ impl Invoker for TripleInvoker {
     }
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
-        match self.call(invocation).await {
-            Ok(v) => Ok(RpcResponse::new(v)),
-            Err(e) => Err(RpcError::from(e)),
-        }
+        self.call_with_attachments(invocation)
+            .await
+            .map_err(RpcError::from)
     }
 
     fn destroy(&self) {
         self.destroyed.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compressed_frames_have_the_flag_and_gzip_bytes() {
+        let framed = compress(Encoding::Gzip, b"\x0a\x05bench").unwrap();
+        assert_eq!(framed[0], 1);
+        let len = u32::from_be_bytes([framed[1], framed[2], framed[3], framed[4]]) as usize;
+        assert_eq!(len, framed.len() - PREFIX_LEN);
+        assert_eq!(&framed[5..7], &[0x1f, 0x8b]);
+        let plain = Encoding::Gzip.decompress(&framed[5..], 100).unwrap();
+        assert_eq!(&plain[..], b"\x0a\x05bench");
     }
 }

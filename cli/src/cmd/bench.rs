@@ -33,6 +33,15 @@ pub struct Args {
     /// Print one JSON document instead of tables.
     #[arg(long)]
     json: bool,
+    /// A Dubbo2 provider of `org.apache.dubbo.demo.DemoService:1.0.0` (e.g. the Java peer,
+    /// `scripts/peers/java-dubbo.sh run`) for the Dubbo2 call-loop rows against a real
+    /// provider; without it the Dubbo2 loops run against the in-process echo provider only.
+    #[arg(long, value_name = "HOST:PORT")]
+    dubbo_peer: Option<String>,
+    /// A gRPC server serving `tritest.Greeter/SayHello` (protocol-triple's grpcio peer) for
+    /// the Triple call-loop rows; without it only the offline Triple rows run.
+    #[arg(long, value_name = "HOST:PORT")]
+    triple_peer: Option<String>,
 }
 
 /// Invoker counts of the select measurements.
@@ -176,6 +185,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let url_bytes = url_bytes_per_provider(MEMORY_PROVIDERS);
     let dir_bytes = directory_bytes_per_provider(MEMORY_PROVIDERS);
+    let dubbo = super::bench_dubbo::offline(GLOBAL, budget)?;
+    let dubbo_calls = super::bench_dubbo::calls(GLOBAL, a.dubbo_peer.as_deref(), a.quick)?;
+    let triple = super::bench_triple::offline(GLOBAL, budget)?;
+    let triple_calls = match &a.triple_peer {
+        Some(addr) => super::bench_triple::calls(GLOBAL, addr, a.quick)?,
+        None => Value::Null,
+    };
 
     if a.json {
         let doc = json!({
@@ -187,6 +203,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 "providers": n, "one_change_us": round1(*one), "rebuild_us": round1(*re),
             })).collect::<Vec<_>>(),
             "memory": [{"providers": MEMORY_PROVIDERS, "bytes_per_provider": round1(url_bytes)}],
+            "dubbo2": {"offline": dubbo, "calls": dubbo_calls},
+            "triple": {"offline": triple, "calls": triple_calls},
         });
         println!("{}", serde_json::to_string(&doc)?);
         return Ok(ExitCode::SUCCESS);
@@ -223,7 +241,67 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "providers", "bytes/provider URL", "bytes/provider in a directory (no URL)"
     );
     println!("{MEMORY_PROVIDERS:>10} {url_bytes:>22.1} {dir_bytes:>40.1}");
+    print_dubbo(&dubbo, &dubbo_calls);
+    println!();
+    println!("triple (offline, one thread)");
+    println!("{:<34} {:>12} {:>14}", "op", "ns/op", "allocs/op");
+    for r in triple.as_array().into_iter().flatten() {
+        println!(
+            "{:<34} {:>12.1} {:>14.1}",
+            r["op"].as_str().unwrap_or_default(),
+            r["ns_per_op"].as_f64().unwrap_or_default(),
+            r["allocs_per_op"].as_f64().unwrap_or_default()
+        );
+    }
+    if let Some(rows) = triple_calls.as_array() {
+        println!(
+            "triple calls against {}",
+            a.triple_peer.as_deref().unwrap_or_default()
+        );
+        for r in rows {
+            println!("{r}");
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The Hessian 2.0 / Dubbo2 tables (`bench_dubbo`).
+fn print_dubbo(offline: &Value, calls: &Value) {
+    println!();
+    println!("hessian2 / dubbo2 codec (one thread)");
+    println!(
+        "{:<36} {:>7} {:>10} {:>12} {:>10}",
+        "op", "bytes", "ns/op", "ops/s", "allocs/op"
+    );
+    for r in offline.as_array().into_iter().flatten() {
+        println!(
+            "{:<36} {:>7} {:>10.1} {:>12} {:>10.1}",
+            r["op"].as_str().unwrap_or_default(),
+            r["bytes"].as_u64().unwrap_or_default(),
+            r["ns_per_op"].as_f64().unwrap_or_default(),
+            r["ops_per_sec"].as_f64().unwrap_or_default(),
+            r["allocs_per_op"].as_f64().unwrap_or_default()
+        );
+    }
+    println!();
+    println!("dubbo2 calls (sayHello, one connection)");
+    println!(
+        "{:<32} {:>9} {:>10} {:>9} {:>9} {:>12}",
+        "target", "in flight", "calls/s", "p50 us", "p99 us", "allocs/call"
+    );
+    for r in calls.as_array().into_iter().flatten() {
+        println!(
+            "{:<32} {:>9} {:>10} {:>9.1} {:>9.1} {:>12}",
+            r["target"].as_str().unwrap_or_default(),
+            r["in_flight"].as_u64().unwrap_or_default(),
+            r["calls_per_sec"].as_f64().unwrap_or_default(),
+            r["p50_us"].as_f64().unwrap_or_default(),
+            r["p99_us"].as_f64().unwrap_or_default(),
+            r["allocs_per_call"]
+                .as_f64()
+                .map_or("-".to_owned(), |a| format!("{a:.2}"))
+        );
+    }
 }
 
 fn round1(x: f64) -> f64 {

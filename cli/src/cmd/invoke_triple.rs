@@ -10,13 +10,19 @@
 //! - Wrapper mode: `--types` (or the inferred types) become `argTypes` in Java's
 //!   `Class.getName()` form.
 //! - Headers: `grpc-timeout` from `--timeout`, `tri-service-version`/`tri-service-group` only
-//!   with `--version`/`--group`, each `--attachment k=V` as the lower-cased header `k`.
+//!   with `--version`/`--group`, each `--attachment k=V` as the lower-cased header `k` (with a
+//!   `tri-header-convert` map when `k` has capitals; `k-bin=V` sends V's bytes base64).
+//! - `--tri-compressor gzip` compresses requests (`grpc-encoding` + the per-message flag);
+//!   compressed responses are always read.
+//! - Response headers and trailers that are not reserved become the result's attachments
+//!   (`"attachments"` in `--json`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
 use invoker::rpc::InvokerFactory;
+use protocol_triple::compression::Encoding;
 use protocol_triple::{IdlService, PayloadMode, ProtoSchema, TripleInvokerFactory};
 
 /// The Triple options of `invoke`.
@@ -27,6 +33,10 @@ pub struct TripleArgs {
     /// wrapper mode (Hessian2 arguments typed by --types).
     #[arg(long = "proto", value_name = "FILE")]
     pub proto: Vec<PathBuf>,
+    /// Compress tri:// requests: gzip, deflate or identity (the default; Java's
+    /// `dubbo.rpc.tri.compressor`).
+    #[arg(long = "tri-compressor", value_name = "ENCODING")]
+    pub compressor: Option<String>,
 }
 
 /// The `tri` entry of the protocol table: IDL mode for SERVICE when `--proto` is given.
@@ -40,5 +50,13 @@ pub fn factory(t: &TripleArgs, service: &str) -> anyhow::Result<Arc<dyn InvokerF
             service: service.to_owned(),
         })
     };
-    Ok(Arc::new(TripleInvokerFactory::new(mode)))
+    let encoding = match &t.compressor {
+        Some(name) => Encoding::from_name(name).map_err(|e| {
+            anyhow::anyhow!("--tri-compressor: {e} (use gzip, deflate or identity)")
+        })?,
+        None => Encoding::Identity,
+    };
+    Ok(Arc::new(
+        TripleInvokerFactory::new(mode).with_request_compression(encoding),
+    ))
 }

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub mod bench;
+pub mod bench_dubbo;
+pub mod bench_triple;
 pub mod config;
 pub mod conformance;
 pub mod demo;

@@ -93,6 +93,11 @@ async fn spawn(mut cmd: Command, test: &str) -> Peer {
 
 /// Starts `tests/peers/grpc_peer.py` (grpcio) on a free port; `port` 0 picks one.
 pub async fn grpc_peer(test: &str, port: u16) -> Option<Peer> {
+    grpc_peer_with(test, port, &[]).await
+}
+
+/// [`grpc_peer`] with extra arguments (`no-gzip`).
+pub async fn grpc_peer_with(test: &str, port: u16, extra: &[&str]) -> Option<Peer> {
     let python = peers_dir().join("python-grpc/venv/bin/python");
     if !python.exists() {
         return missing(
@@ -104,7 +109,8 @@ pub async fn grpc_peer(test: &str, port: u16) -> Option<Peer> {
     let mut cmd = Command::new(python);
     cmd.arg(triple_dir().join("tests/peers/grpc_peer.py"))
         .arg(port.to_string())
-        .arg(proto_dir());
+        .arg(proto_dir())
+        .args(extra);
     Some(spawn(cmd, test).await)
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Triple/gRPC test peer for protocol-triple, on grpcio (strict gRPC, HTTP/2 only).
 
-usage: grpc_peer.py PORT PROTO_DIR      (PORT 0 = any free port; prints "PORT <n>" when serving)
+usage: grpc_peer.py PORT PROTO_DIR [no-gzip]
+    PORT 0 = any free port; prints "PORT <n>" when serving. `no-gzip` disables gzip on the
+    server (grpc.compression_enabled_algorithms_bitset = identity|deflate), so a gzip-compressed
+    request fails with UNIMPLEMENTED "Compression algorithm 'gzip' is disabled".
 
 IDL mode: tritest.Greeter and tritest.Other from PROTO_DIR/test.proto, compiled at start-up
 with grpcio-tools (no protoc binary).
@@ -148,6 +151,7 @@ WRAPPER_METHODS = ["sayHello", "rawRequest", "describe", "echo", "getUser", "not
 
 def main():
     port, proto_dir = int(sys.argv[1]), sys.argv[2]
+    no_gzip = len(sys.argv) > 3 and sys.argv[3] == "no-gzip"
     pb2, pb2_grpc = compile_protos(proto_dir)
 
     class Greeter(pb2_grpc.GreeterServicer):
@@ -170,6 +174,15 @@ def main():
             return pb2.BigReply(received=len(request.payload), payload=b"x" * request.size)
 
         def Headers(self, request, context):
+            # Response attachments the way a provider returns them: one in the headers, the
+            # rest in the trailers (a binary one, and a Java-style tri-header-convert map).
+            context.send_initial_metadata((("x-from-headers", "h"),))
+            context.set_trailing_metadata((
+                ("x-from-trailers", "t"),
+                ("x-case", "restored"),
+                ("blob-bin", b"hello"),
+                ("tri-header-convert", '{"x-case":"X-Case"}'),
+            ))
             h = {}
             for k, v in context.invocation_metadata():
                 h[k] = v if isinstance(v, str) else v.hex()
@@ -189,6 +202,8 @@ def main():
 
     opts = [("grpc.max_receive_message_length", 16 * 1024 * 1024),
             ("grpc.max_send_message_length", 16 * 1024 * 1024)]
+    if no_gzip:
+        opts.append(("grpc.compression_enabled_algorithms_bitset", 0b011))
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=80), options=opts,
                          maximum_concurrent_rpcs=None)
     pb2_grpc.add_GreeterServicer_to_server(Greeter(), server)

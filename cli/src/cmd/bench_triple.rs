@@ -1,0 +1,208 @@
+//! The Triple rows of `dubbo-registry bench`: the per-call encode/decode steps offline (time
+//! and allocations per operation), and, with `--triple-peer HOST:PORT` (a gRPC server serving
+//! `tritest.Greeter/SayHello`, e.g. protocol-triple's grpcio peer), unary call loops with 1 and
+//! 64 calls in flight on one connection (calls/s, p50, p99, allocations per call).
+
+use std::alloc::System;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use invoker::rpc::Invocation;
+use protocol_triple::frame::{encode, FrameDecoder, PREFIX_LEN};
+use protocol_triple::{
+    BaseHeaders, IdlService, PayloadMode, ProtoSchema, TripleInvoker, TripleInvokerFactory,
+};
+use registry_core::Url;
+use serde_json::{json, Value};
+use stats_alloc::{Region, StatsAlloc};
+
+/// The schema of the call loop (the `tritest.Greeter` subset of protocol-triple's fixture).
+const PROTO: &str = "syntax = \"proto3\";\npackage tritest;\n\
+    message HelloRequest { string name = 1; }\nmessage HelloReply { string message = 1; }\n\
+    service Greeter { rpc SayHello (HelloRequest) returns (HelloReply); }\n";
+
+fn schema() -> anyhow::Result<Arc<ProtoSchema>> {
+    let dir = std::env::temp_dir().join(format!("dubbo-registry-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).context("temp dir")?;
+    let file = dir.join("greeter.proto");
+    std::fs::write(&file, PROTO).context("writing the bench .proto")?;
+    let schema = ProtoSchema::load(&[file]);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(Arc::new(schema?))
+}
+
+/// Fastest of 16 chunks (ns per op) and allocations per op of `f`.
+fn measure(
+    global: &'static StatsAlloc<System>,
+    budget: Duration,
+    mut f: impl FnMut(),
+) -> (f64, f64) {
+    for _ in 0..1_000 {
+        f();
+    }
+    let n_alloc = 1_000;
+    let region = Region::new(global);
+    for _ in 0..n_alloc {
+        f();
+    }
+    let s = region.change();
+    let allocs = (s.allocations + s.reallocations) as f64 / n_alloc as f64;
+    let mut iters = 64usize;
+    loop {
+        let start = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        if start.elapsed() >= budget / 64 || iters >= 1 << 24 {
+            break;
+        }
+        iters *= 2;
+    }
+    let mut best = f64::INFINITY;
+    for _ in 0..16 {
+        let start = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        best = best.min(start.elapsed().as_nanos() as f64 / iters as f64);
+    }
+    (best, allocs)
+}
+
+fn row(op: &str, (ns, allocs): (f64, f64)) -> Value {
+    json!({"op": op, "ns_per_op": (ns * 10.0).round() / 10.0, "allocs_per_op": allocs})
+}
+
+/// The offline rows: wrapper and IDL encode, IDL decode, frame decode, per-call headers.
+pub fn offline(global: &'static StatsAlloc<System>, budget: Duration) -> anyhow::Result<Value> {
+    let schema = schema()?;
+    let m = schema.method("tritest.Greeter", "SayHello")?;
+    let types = vec!["java.lang.String".to_owned()];
+    let args = vec![json!("rust")];
+    let idl_arg = [json!({"name": "rust"})];
+    let framed = encode(b"\x0a\x0aHello rust");
+    let reply = framed.slice(PREFIX_LEN..);
+    let url = Url::parse("tri://127.0.0.1:50051/tritest.Greeter?version=1.0.0&application=b")?;
+    let base = BaseHeaders::from_url(&url);
+    let mut rows = vec![
+        row(
+            "wrapper_encode_sayHello",
+            measure(global, budget, || {
+                black_box(protocol_triple::wrapper_codec::encode_args(&types, &args).ok());
+            }),
+        ),
+        row(
+            "idl_encode_HelloRequest",
+            measure(global, budget, || {
+                black_box(m.encode_args(&idl_arg).ok());
+            }),
+        ),
+        row(
+            "idl_decode_HelloReply",
+            measure(global, budget, || {
+                black_box(m.decode_result(Some(reply.clone())).ok());
+            }),
+        ),
+        row(
+            "frame_decode_one",
+            measure(global, budget, || {
+                let mut d = FrameDecoder::new(1 << 20);
+                let _ = d.push(framed.clone());
+                black_box(d.next_message());
+            }),
+        ),
+    ];
+    rows.push(row(
+        "request_headers_no_attachments",
+        measure(global, budget, || {
+            black_box(base.for_call(Duration::from_millis(3000), []));
+        }),
+    ));
+    Ok(Value::Array(rows))
+}
+
+async fn call_loop(
+    inv: &Arc<TripleInvoker>,
+    hello: &Invocation,
+    calls: usize,
+    conc: usize,
+) -> Value {
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..conc)
+        .map(|_| {
+            let (inv, hello, next) = (inv.clone(), hello.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut lat = Vec::with_capacity(calls / conc + 1);
+                let mut errors = 0usize;
+                while next.fetch_add(1, Ordering::Relaxed) < calls {
+                    let t = Instant::now();
+                    if inv.call(&hello).await.is_err() {
+                        errors += 1;
+                    }
+                    lat.push(t.elapsed().as_nanos() as u64);
+                }
+                (lat, errors)
+            })
+        })
+        .collect();
+    let mut lat = Vec::with_capacity(calls);
+    let mut errors = 0;
+    for t in tasks {
+        if let Ok((l, e)) = t.await {
+            lat.extend(l);
+            errors += e;
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    lat.sort_unstable();
+    let pct = |p: f64| {
+        if lat.is_empty() {
+            return 0.0;
+        }
+        let i = ((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1;
+        (lat[i] as f64 / 100.0).round() / 10.0
+    };
+    json!({"concurrency": conc, "calls": lat.len(), "errors": errors,
+           "calls_per_sec": (lat.len() as f64 / secs).round(),
+           "p50_us": pct(0.5), "p99_us": pct(0.99)})
+}
+
+/// The call-loop rows against `addr`: 1 and 64 in flight, plus allocations per call (the
+/// whole process, connection task included) with 1 in flight.
+pub fn calls(
+    global: &'static StatsAlloc<System>,
+    addr: &str,
+    quick: bool,
+) -> anyhow::Result<Value> {
+    let rt = super::runtime()?;
+    let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
+        schema: schema()?,
+        service: "tritest.Greeter".into(),
+    }));
+    let url = Url::parse(&format!(
+        "tri://{addr}/tritest.Greeter?interface=tritest.Greeter&timeout=10000"
+    ))?;
+    let inv = f.refer_triple(&url)?;
+    let hello = Invocation::new("SayHello").with_arguments(vec![], vec![json!({"name": "bench"})]);
+    rt.block_on(async {
+        inv.call(&hello)
+            .await
+            .with_context(|| format!("--triple-peer {addr}: SayHello"))?;
+        let (n1, n64) = if quick { (500, 2_000) } else { (5_000, 20_000) };
+        call_loop(&inv, &hello, n1.min(1_000), 1).await;
+        let region = Region::new(global);
+        for _ in 0..200 {
+            let _ = inv.call(&hello).await;
+        }
+        let s = region.change();
+        let allocs = (s.allocations + s.reallocations) as f64 / 200.0;
+        let mut one = call_loop(&inv, &hello, n1, 1).await;
+        one["allocs_per_call"] = json!(allocs);
+        let many = call_loop(&inv, &hello, n64, 64).await;
+        Ok(json!([one, many]))
+    })
+}
