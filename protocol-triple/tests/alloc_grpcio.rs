@@ -46,8 +46,10 @@ async fn allocations_per_call() {
         seen.push((kind, a));
     }
     let get = |k: &str| seen.iter().find(|(n, _)| *n == k).map(|(_, a)| *a).unwrap();
-    // Budgets: the typed client must stay within a few allocations of tonic's count, the
-    // JSON invoker adds the proto3 JSON work (dynamic message, result map, strings).
-    assert!(get("client") <= get("tonic") + 10.0, "{seen:?}");
-    assert!(get("invoker") <= get("client") + 40.0, "{seen:?}");
+    // Budgets (measured 2026-12-02: invoker 21, client 16, tonic 38): the typed client stays
+    // below tonic and within 24; the JSON invoker adds only the proto3 JSON work (dynamic
+    // message, result map, strings).
+    assert!(get("client") <= 24.0, "{seen:?}");
+    assert!(get("client") < get("tonic"), "{seen:?}");
+    assert!(get("invoker") <= get("client") + 10.0, "{seen:?}");
 }

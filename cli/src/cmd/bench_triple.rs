@@ -186,6 +186,8 @@ pub fn calls(
     let url = Url::parse(&format!(
         "tri://{addr}/tritest.Greeter?interface=tritest.Greeter&timeout=10000"
     ))?;
+    // The connection task is spawned on the runtime the invoker is made in.
+    let _guard = rt.enter();
     let inv = f.refer_triple(&url)?;
     let hello = Invocation::new("SayHello").with_arguments(vec![], vec![json!({"name": "bench"})]);
     rt.block_on(async {
