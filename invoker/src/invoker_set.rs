@@ -237,7 +237,8 @@ impl StaticWeights {
 }
 
 /// The metadata of an invoker (§10.1). A cluster invoker (multi-registry) is weighted by its
-/// registry URL: a `RegistryService` registry URL gives its plain `weight` without warm-up;
+/// registry URL: a `RegistryService` (or path-less) registry URL gives its plain `weight`
+/// without warm-up;
 /// any other registry URL gives its method-level `weight`, warmed up by the `timestamp` and
 /// `warmup` of the invoker's own URL (Java's `getWeight` reads those from `invoker.getUrl()`).
 fn meta_of(invoker: &SharedInvoker) -> InvokerMeta {
@@ -245,6 +246,9 @@ fn meta_of(invoker: &SharedInvoker) -> InvokerMeta {
         None => InvokerMeta::from_url(invoker.url()),
         Some(registry) => {
             let mut m = InvokerMeta::from_url(registry);
+            // Dubbo gives every registry URL the RegistryService path; ours are often
+            // path-less (`zookeeper://host:2181?...`), which plays the same role.
+            m.registry_service |= registry.service_interface().is_none_or(str::is_empty);
             if m.registry_service {
                 // `needWeightLoadBalance` looks at `weight` only for these.
                 m.has_timestamp = false;

@@ -79,3 +79,19 @@ impl invoker::rpc::Invoker for Plain {
         Ok(invoker::rpc::RpcResponse::empty())
     }
 }
+
+/// A path-less registry URL (how this library usually names registries) is a registry
+/// (`RegistryService`) URL: plain `weight`, no warm-up from the consumer's timestamp.
+#[test]
+fn path_less_registry_url_is_a_registry_service_url() {
+    let now = now_ms();
+    let own = Url::parse(&format!(
+        "consumer://10.0.0.9/S?interface=S&timestamp={}",
+        now - 1_000
+    ))
+    .unwrap();
+    let reg = Url::parse("zookeeper://10.0.0.1:2181?weight=40&say.weight=5").unwrap();
+    let dir = StaticDirectory::new(own, Vec::new()).with_registry_url(reg);
+    let set = InvokerSet::new(vec![cluster::join(Arc::new(dir))]);
+    assert_eq!(set.weight(0, "say", now), 40);
+}
