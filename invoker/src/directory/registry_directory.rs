@@ -19,7 +19,7 @@ use registry_core::{Registry, Subscription, Url};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::configurator::{configure_all, to_configurators, Configurator};
+use super::configurator::{configure_all, to_configurators, AffectFilter, Configurator};
 use super::group_join::ClusterGroupJoiner;
 use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
@@ -294,7 +294,8 @@ impl RegistryDirectory {
     /// every set and target of the current one and only gets a new chain.
     fn publish_rules(&self, st: &State) {
         let current = self.snapshot.load();
-        if let (Some(inputs), Some(routing)) = (self.chain_inputs(st), current.routing.as_ref()) {
+        let routing = current.routing.as_ref().filter(|r| r.has_targets());
+        if let (Some(inputs), Some(routing)) = (self.chain_inputs(st), routing) {
             let chain = Chain::build(
                 inputs.rules,
                 routing.targets(),
@@ -302,7 +303,8 @@ impl RegistryDirectory {
                 inputs.mode,
                 inputs.exclude_tag,
             );
-            if let Some(snap) = current.with_routing(Arc::new(routing.with_chain(Arc::new(chain))))
+            if let Some(snap) =
+                current.with_routing(Arc::new(routing.with_chain(Arc::new(chain), &current.all)))
             {
                 self.snapshot.store(Arc::new(snap));
                 crate::metrics::snapshot_published();
@@ -530,10 +532,15 @@ impl RegistryDirectory {
                 ..
             } = {
                 let local = self.consumer.host().unwrap_or("");
-                let touched = st.dynamic.take_touched();
+                let touched: Vec<AffectFilter> = st
+                    .dynamic
+                    .take_touched()
+                    .iter()
+                    .map(|c| c.affect_filter(local))
+                    .collect();
                 st.table.remerge(&ctx, &|raw: &Url| {
                     let (h, p) = (raw.host().unwrap_or(""), raw.port());
-                    touched.iter().any(|c| c.may_affect(h, p, local))
+                    touched.iter().any(|c| c.may_affect(h, p))
                 })
             };
             changed |= c;

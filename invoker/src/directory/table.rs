@@ -48,7 +48,19 @@ pub(crate) struct Entry {
     /// Excluded by the consumer's `protocol` (independent of configurators).
     pub filtered: bool,
     pub sort_key: Option<Arc<str>>,
+    /// The invoker's URL has a static tag (`dubbo.tag`): read once here, so a snapshot
+    /// without rules knows without reading every URL that it needs no routing targets.
+    pub tagged: bool,
     epoch: u64,
+}
+
+/// True when the invoker's URL carries a non-empty `dubbo.tag`.
+fn is_tagged(inv: Option<&SharedInvoker>) -> bool {
+    inv.is_some_and(|i| {
+        i.url()
+            .param(crate::router::tag::TAG_KEY)
+            .is_some_and(|t| !t.is_empty())
+    })
 }
 
 #[derive(Debug)]
@@ -165,12 +177,14 @@ impl ProviderTable {
             mock,
             filtered,
             sort_key: None,
+            tagged: false,
             epoch: self.epoch,
         };
         if !filtered {
             e.merged = invoker_url(raw, ctx.consumer, ctx.configurators, ctx.compat);
             if is_enabled(&e.merged) {
                 e.invoker = self.acquire(&e.merged, mock, ctx);
+                e.tagged = is_tagged(e.invoker.as_ref());
             }
             if ctx.sort_keys {
                 e.sort_key = Some(Arc::from(e.merged.to_string()));
@@ -378,6 +392,7 @@ impl ProviderTable {
             };
             let old_merged = std::mem::replace(&mut e.merged, merged);
             let old_inv = std::mem::replace(&mut e.invoker, inv);
+            e.tagged = is_tagged(e.invoker.as_ref());
             if ctx.sort_keys {
                 e.sort_key = Some(Arc::from(e.merged.to_string()));
             }
