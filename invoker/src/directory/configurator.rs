@@ -363,6 +363,20 @@ pub enum AffectFilter {
 }
 
 impl AffectFilter {
+    /// The only provider hosts this filter can pass (`None`: any host may pass).
+    pub fn hosts(&self) -> Option<Vec<&str>> {
+        match self {
+            AffectFilter::Never => Some(Vec::new()),
+            AffectFilter::Some { host: Some(h), .. } => Some(vec![&**h]),
+            AffectFilter::Some {
+                host: None,
+                addresses: Some((false, list)),
+                ..
+            } => Some(list.iter().map(|(h, _)| &**h).collect()),
+            AffectFilter::Some { .. } => None,
+        }
+    }
+
     /// The answer of [`Configurator::may_affect`] for this provider.
     pub fn may_affect(&self, provider_host: &str, provider_port: i32) -> bool {
         let AffectFilter::Some {
@@ -430,6 +444,9 @@ mod tests {
                     cfg.may_affect(h, p, "10.9.9.9"),
                     "{c} on {h}:{p}"
                 );
+                if let Some(hosts) = f.hosts() {
+                    assert!(!f.may_affect(h, p) || hosts.contains(&h), "{c}: {h}");
+                }
             }
         }
     }

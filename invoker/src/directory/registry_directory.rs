@@ -24,7 +24,7 @@ use super::group_join::ClusterGroupJoiner;
 use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
 use super::snapshot::{build, is_multi_group, BuildCtx, ChainInputs, Phase, Snapshot};
-use super::table::{Applied, Ctx, ProviderTable};
+use super::table::{host_hash, Applied, Ctx, Entry, ProviderTable};
 use super::Directory;
 use crate::filter::active_limit::CountingFactory;
 use crate::invoker_set::InvokerSet;
@@ -538,8 +538,17 @@ impl RegistryDirectory {
                     .iter()
                     .map(|c| c.affect_filter(local))
                     .collect();
-                st.table.remerge(&ctx, &|raw: &Url| {
-                    let (h, p) = (raw.host().unwrap_or(""), raw.port());
+                // When every configurator names its hosts, entries of other hosts are
+                // skipped on a hash compare, without reading their URL.
+                let hashes: Option<Vec<u64>> = touched.iter().try_fold(Vec::new(), |mut acc, c| {
+                    acc.extend(c.hosts()?.into_iter().map(host_hash));
+                    Some(acc)
+                });
+                st.table.remerge(&ctx, &|e: &Entry| {
+                    if hashes.as_ref().is_some_and(|hs| !hs.contains(&e.host_hash)) {
+                        return false;
+                    }
+                    let (h, p) = (e.raw.host().unwrap_or(""), e.raw.port());
                     touched.iter().any(|c| c.may_affect(h, p))
                 })
             };
@@ -612,16 +621,18 @@ impl RegistryDirectory {
     }
 
     fn update_provider_apps(&self, st: &State) {
-        let mut apps: Vec<String> = Vec::new();
+        // Entries share their interned application name: mostly a pointer compare.
+        let mut seen: Vec<&Arc<str>> = Vec::new();
         for e in st.table.entries() {
             if e.mock || e.invoker.is_none() {
                 continue;
             }
-            let app = crate::router::sample::provider_application(&e.raw);
-            if !app.is_empty() && !apps.iter().any(|a| a == app) {
-                apps.push(app.to_owned());
+            let Some(app) = &e.app else { continue };
+            if !seen.iter().any(|a| Arc::ptr_eq(a, app) || ***a == **app) {
+                seen.push(app);
             }
         }
+        let apps: Vec<String> = seen.iter().map(|a| a.to_string()).collect();
         self.provider_apps.send_if_modified(|cur| {
             if *cur == apps {
                 false

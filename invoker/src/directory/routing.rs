@@ -13,7 +13,7 @@
 //! routed on every call.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::RwLock;
 use registry_core::url::comma_split;
@@ -77,7 +77,39 @@ struct RouteTable {
     methods: Option<NameIndex>,
     tags: NameIndex,
     /// Row-major; column 0 is "no request tag", then two per tag (not forced, forced).
-    cells: Vec<Option<Arc<InvokerSet>>>,
+    /// `None`: not precomputed (over the budget).
+    cells: Vec<Option<Cell>>,
+}
+
+/// One precomputed answer.
+#[derive(Debug, Clone)]
+enum Cell {
+    /// Every provider: the base set itself.
+    All,
+    /// Some providers (shared by the keys with the same answer).
+    Some(Arc<LazySet>),
+}
+
+/// The positions of a routed answer in the base set; its [`InvokerSet`] is made on the
+/// first call that gets it (building the sets of every key up front would cost a rule
+/// change O(keys × n) reference-count updates), then read without a lock.
+#[derive(Debug)]
+struct LazySet {
+    picks: Box<[usize]>,
+    set: OnceLock<Arc<InvokerSet>>,
+}
+
+impl Cell {
+    #[inline]
+    fn set(&self, base: &Arc<InvokerSet>) -> Arc<InvokerSet> {
+        match self {
+            Cell::All => base.clone(),
+            Cell::Some(l) => l
+                .set
+                .get_or_init(|| Arc::new(base.subset(&l.picks)))
+                .clone(),
+        }
+    }
 }
 
 impl RouteTable {
@@ -86,7 +118,7 @@ impl RouteTable {
     }
 
     #[inline]
-    fn get(&self, method: &str, tag: Option<&str>, force: bool) -> Option<&Arc<InvokerSet>> {
+    fn get(&self, method: &str, tag: Option<&str>, force: bool) -> Option<&Cell> {
         let row = match &self.methods {
             None => 0,
             Some(m) => m.find(method)?,
@@ -126,8 +158,7 @@ impl RouteTable {
         let budget = (TABLE_BUDGET / n).max(4);
         let mut done = 0usize;
         let mut idx: Vec<u32> = Vec::with_capacity(n);
-        let mut picks: Vec<usize> = Vec::new();
-        let mut distinct: FxHashMap<Box<[u32]>, Arc<InvokerSet>> = FxHashMap::default();
+        let mut distinct: FxHashMap<Box<[u32]>, Arc<LazySet>> = FxHashMap::default();
         let full: Vec<u32> = (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
         'rows: for row in 0..rows {
             let method = table
@@ -161,15 +192,16 @@ impl RouteTable {
                 // Not per call: no random pick happens.
                 chain.route_tagged(&mut idx, &call, tag, force, &mut |sum| sum);
                 let set = if idx.len() == n {
-                    base.clone()
+                    Cell::All
                 } else if let Some(s) = distinct.get(idx.as_slice()) {
-                    s.clone()
+                    Cell::Some(s.clone())
                 } else {
-                    picks.clear();
-                    picks.extend(idx.iter().map(|&i| i as usize));
-                    let s = Arc::new(base.subset(&picks));
+                    let s = Arc::new(LazySet {
+                        picks: idx.iter().map(|&i| i as usize).collect(),
+                        set: OnceLock::new(),
+                    });
                     distinct.insert(Box::from(idx.as_slice()), s.clone());
-                    s
+                    Cell::Some(s)
                 };
                 if let Some(cell) = table.cells.get_mut(row * cols + col) {
                     *cell = Some(set);
@@ -376,8 +408,8 @@ impl Routing {
         } else {
             ""
         };
-        if let Some(s) = self.table.get(method, tag, force) {
-            return s.clone();
+        if let Some(c) = self.table.get(method, tag, force) {
+            return c.set(base);
         }
         let tag = tag.unwrap_or("");
         if let Some(s) = self

@@ -51,7 +51,19 @@ pub(crate) struct Entry {
     /// The invoker's URL has a static tag (`dubbo.tag`): read once here, so a snapshot
     /// without rules knows without reading every URL that it needs no routing targets.
     pub tagged: bool,
+    /// The provider application of `raw` (`provider_application`), interned per table;
+    /// `None` when empty.
+    pub app: Option<Arc<str>>,
+    /// [`host_hash`] of `raw`'s host: configurator changes find the providers of a host
+    /// without reading every URL.
+    pub host_hash: u64,
     epoch: u64,
+}
+
+/// The hash [`Entry::host_hash`] holds.
+pub(crate) fn host_hash(host: &str) -> u64 {
+    use std::hash::BuildHasher;
+    FxBuildHasher.hash_one(host)
 }
 
 /// True when the invoker's URL carries a non-empty `dubbo.tag`.
@@ -96,6 +108,8 @@ pub(crate) struct ProviderTable {
     order: Vec<u32>,
     /// The previous `order` buffer, reused by the next apply.
     spare_order: Vec<u32>,
+    /// Provider application names, shared by the entries.
+    app_pool: Vec<Arc<str>>,
     epoch: u64,
 }
 
@@ -170,6 +184,17 @@ impl ProviderTable {
                 !comma_split(p).contains(&proto)
             });
         let mock = is_mock_provider(raw);
+        let app = crate::router::sample::provider_application(raw);
+        let app = (!app.is_empty()).then(|| match self.app_pool.iter().find(|a| &***a == app) {
+            Some(a) => a.clone(),
+            None => {
+                let a: Arc<str> = Arc::from(app);
+                if self.app_pool.len() < 256 {
+                    self.app_pool.push(a.clone());
+                }
+                a
+            }
+        });
         let mut e = Entry {
             raw: raw.clone(),
             merged: raw.clone(),
@@ -178,6 +203,8 @@ impl ProviderTable {
             filtered,
             sort_key: None,
             tagged: false,
+            app,
+            host_hash: host_hash(raw.host().unwrap_or("")),
             epoch: self.epoch,
         };
         if !filtered {
@@ -342,7 +369,7 @@ impl ProviderTable {
     /// the new list may touch, so the others keep their merged URL unchanged). Entries whose
     /// merged URL is unchanged keep their invoker. When the result would have no valid
     /// provider while there was one, nothing changes (§7.2 step 4).
-    pub fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Url) -> bool) -> Applied {
+    pub fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Entry) -> bool) -> Applied {
         let valid_before = self.valid();
         let mut plan: Vec<(u32, Url, Option<SharedInvoker>)> = Vec::new();
         let mut valid_after = valid_before;
@@ -351,7 +378,7 @@ impl ProviderTable {
             let Some(Some(e)) = self.slots.get(i as usize) else {
                 continue;
             };
-            if e.filtered || !affected(&e.raw) {
+            if e.filtered || !affected(e) {
                 continue;
             }
             let merged = invoker_url(&e.raw, ctx.consumer, ctx.configurators, ctx.compat);
@@ -412,6 +439,7 @@ impl ProviderTable {
         let retired = self.referred.drain().map(|(_, r)| r.invoker).collect();
         *self = ProviderTable {
             epoch: self.epoch,
+            app_pool: std::mem::take(&mut self.app_pool),
             ..ProviderTable::default()
         };
         retired

@@ -28,6 +28,7 @@ pub(crate) struct Column {
 pub struct TargetFields {
     columns: Mutex<FxHashMap<Box<str>, Arc<Column>>>,
     hosts: OnceLock<Box<[HostInfo]>>,
+    tags: OnceLock<Arc<[Option<Box<str>>]>>,
 }
 
 impl TargetFields {
@@ -46,6 +47,18 @@ impl TargetFields {
         let c = Arc::new(build_column(key, targets));
         self.columns.lock().insert(Box::from(key), c.clone());
         c
+    }
+
+    /// The static tag of every target.
+    pub(crate) fn static_tags(&self, targets: &[Target]) -> Arc<[Option<Box<str>>]> {
+        let t = self
+            .tags
+            .get_or_init(|| targets.iter().map(|t| t.tag.clone()).collect());
+        if t.len() == targets.len() {
+            t.clone()
+        } else {
+            targets.iter().map(|t| t.tag.clone()).collect()
+        }
     }
 
     /// The parsed `host:port` of every target's raw URL.

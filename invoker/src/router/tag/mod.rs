@@ -5,6 +5,8 @@
 
 pub mod address;
 
+use std::sync::Arc;
+
 use registry_core::Url;
 use rustc_hash::FxHashMap;
 
@@ -185,7 +187,7 @@ impl TagView for Direct<'_> {
 pub(crate) struct TagMasks {
     all: Bits,
     by_name: FxHashMap<String, Bits>,
-    static_tags: Box<[Option<Box<str>>]>,
+    static_tags: Arc<[Option<Box<str>>]>,
 }
 
 impl TagMasks {
@@ -195,7 +197,7 @@ impl TagMasks {
         targets: &[Target],
         fields: &TargetFields,
     ) -> TagMasks {
-        let static_tags = targets.iter().map(|t| t.tag.clone()).collect();
+        let static_tags = fields.static_tags(targets);
         let Some(rule) = rule else {
             return TagMasks {
                 static_tags,
