@@ -62,17 +62,19 @@ impl TargetFields {
     }
 
     /// The parsed `host:port` of every target's raw URL.
-    pub(crate) fn hosts(&self, targets: &[Target]) -> &[HostInfo] {
-        let h = self.hosts.get_or_init(|| {
+    pub(crate) fn hosts(&self, targets: &[Target]) -> Cow<'_, [HostInfo]> {
+        let parse = || -> Box<[HostInfo]> {
             targets
                 .iter()
                 .map(|t| HostInfo::new(t.raw.host().unwrap_or(""), t.raw.port()))
                 .collect()
-        });
+        };
+        let h = self.hosts.get_or_init(parse);
         if h.len() == targets.len() {
-            h
+            Cow::Borrowed(&h[..])
         } else {
-            &[]
+            // Not the list these fields were filled for: read it without caching.
+            Cow::Owned(parse().into_vec())
         }
     }
 }
