@@ -242,6 +242,19 @@ fn mock_value(v: &Value) -> Outcome {
             }
         }
         "invoke" | "mockInvoke" | "MockInvoker.invoke" => mock_invoke(v),
+        // `ReflectUtils.getEmptyObject(returnType)`: what `return empty` gives.
+        op if op.contains("EmptyObject") => {
+            let rt = s(v, "return_type").map(JavaType::parse);
+            let got = invoker::mock::empty_value(rt.as_ref());
+            let expected = v
+                .get("expected_json")
+                .or_else(|| v.get("expected"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            Outcome::check(values_equal(&expected, &got), || {
+                format!("getEmptyObject({rt:?}): expected {expected}, got {got}")
+            })
+        }
         op => Outcome::Skip(format!("mock_value op {op:?}")),
     }
 }
