@@ -317,3 +317,32 @@ fn an_allowed_pick_is_kept() {
         }
     }
 }
+
+/// Reselect runs the balancer over the untried invokers: for consistent hash the pick equals
+/// what Dubbo's ring over the sub-list gives (checked against a fresh balancer on the
+/// sub-list), for many keys.
+#[test]
+fn consistent_hash_reselect_equals_the_ring_over_the_sub_list() {
+    use invoker::loadbalance::ConsistentHashLoadBalance;
+    let inv = named(5, false);
+    let (core, set) = setup(&inv, true);
+    let lb = ConsistentHashLoadBalance::new();
+    for key in 0..200 {
+        let call = Invocation::new("m").with_arguments(
+            vec!["java.lang.String".into()],
+            vec![serde_json::json!(format!("key-{key}"))],
+        );
+        let first = core.select(&lb, &call, &set, &[]).unwrap();
+        let tried = vec![first.clone()];
+        let again = core.select(&lb, &call, &set, &tried).unwrap();
+        assert!(!Arc::ptr_eq(&first, &again), "key-{key}: tried again");
+        let rest: Vec<SharedInvoker> = inv
+            .iter()
+            .map(|i| i.clone() as SharedInvoker)
+            .filter(|i| !Arc::ptr_eq(i, &first))
+            .collect();
+        let sub = InvokerSet::new(rest);
+        let java = ConsistentHashLoadBalance::new().select(&sub, &call).unwrap();
+        assert_eq!(name(&again), name(&sub.invokers()[java]), "key-{key}");
+    }
+}
