@@ -33,7 +33,7 @@ use crate::rpc::Invocation;
 const MEMO_CAP: usize = 4096;
 
 /// Precomputation budget: providers visited (targets × table cells) per build.
-const TABLE_BUDGET: usize = 2_000_000;
+const TABLE_BUDGET: usize = 1_000_000;
 /// At most this many method rows and tag names in the table.
 const MAX_METHODS: usize = 128;
 const MAX_TAGS: usize = 64;
