@@ -1,5 +1,6 @@
-//! Routing cost: `RegistryDirectory::list` with and without rules, and applying a rule
-//! change to a 10k-provider directory. Run: `cargo bench -p invoker --bench router`.
+//! Routing cost: `RegistryDirectory::list` with and without rules (the no-rule rows are the
+//! baseline of the same run, for untagged and tagged calls), and applying a rule change to a
+//! 10k-provider directory. Run: `cargo bench -p invoker --bench router`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use invoker::directory::bench_support::{directory_with, provider_list};
@@ -24,6 +25,9 @@ fn list(c: &mut Criterion) {
         let tagged = Invocation::new("sayHello").with_attachment("dubbo.tag", "gray");
         g.bench_function(format!("no_rules/{n}"), |b| {
             b.iter(|| dir.list(&call).map(|s| s.len()))
+        });
+        g.bench_function(format!("no_rules_tagged_call/{n}"), |b| {
+            b.iter(|| dir.list(&tagged).map(|s| s.len()))
         });
         dir.set_router_rule(RuleKey::ServiceCondition, Some(RULE_A))
             .ok();

@@ -236,10 +236,31 @@ impl StaticWeights {
     }
 }
 
-/// The URL an invoker's weight is read from: its registry URL for a cluster invoker
-/// (multi-registry), else its own URL (§10.1).
-fn weight_url(invoker: &SharedInvoker) -> &Url {
-    invoker.registry_url().unwrap_or_else(|| invoker.url())
+/// The metadata of an invoker (§10.1). A cluster invoker (multi-registry) is weighted by its
+/// registry URL: a `RegistryService` (or path-less) registry URL gives its plain `weight`
+/// without warm-up;
+/// any other registry URL gives its method-level `weight`, warmed up by the `timestamp` and
+/// `warmup` of the invoker's own URL (Java's `getWeight` reads those from `invoker.getUrl()`).
+fn meta_of(invoker: &SharedInvoker) -> InvokerMeta {
+    match invoker.registry_url() {
+        None => InvokerMeta::from_url(invoker.url()),
+        Some(registry) => {
+            let mut m = InvokerMeta::from_url(registry);
+            // Dubbo gives every registry URL the RegistryService path; ours are often
+            // path-less (`zookeeper://host:2181?...`), which plays the same role.
+            m.registry_service |= registry.service_interface().is_none_or(str::is_empty);
+            if m.registry_service {
+                // `needWeightLoadBalance` looks at `weight` only for these.
+                m.has_timestamp = false;
+            } else {
+                let own = invoker.url();
+                m.timestamp = own.param_i64("timestamp", 0);
+                m.has_timestamp = own.has_param("timestamp");
+                m.warmup = own.param_i64("warmup", DEFAULT_WARMUP_MS);
+            }
+            m
+        }
+    }
 }
 
 /// An immutable, shareable list of invokers with load-balancing metadata.
@@ -280,10 +301,7 @@ impl Default for InvokerSet {
 impl InvokerSet {
     /// Builds the set (and its metadata) from invokers in list order.
     pub fn new(invokers: Vec<SharedInvoker>) -> Self {
-        let meta = invokers
-            .iter()
-            .map(|i| Arc::new(InvokerMeta::from_url(weight_url(i))))
-            .collect();
+        let meta = invokers.iter().map(|i| Arc::new(meta_of(i))).collect();
         InvokerSet::with_meta(invokers.into_boxed_slice(), meta)
     }
 
@@ -322,7 +340,7 @@ impl InvokerSet {
             };
             meta.push(match idx.and_then(|k| previous.meta.get(k)) {
                 Some(m) => Arc::clone(m),
-                None => Arc::new(InvokerMeta::from_url(weight_url(inv))),
+                None => Arc::new(meta_of(inv)),
             });
         }
         InvokerSet::with_meta(invokers.into_boxed_slice(), meta.into_boxed_slice())

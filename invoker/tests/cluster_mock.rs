@@ -278,6 +278,55 @@ fn java_type_names() {
         JavaType::parse("java.util.concurrent.CompletableFuture<java.lang.String>"),
         JavaType::Str
     );
+    assert_eq!(
+        JavaType::parse("CompletableFuture<java.util.List<User>>"),
+        JavaType::List(Some(Box::new(JavaType::Pojo("User".into()))))
+    );
+}
+
+/// `getEmptyObject` for types that are neither collections nor POJOs is `null`; a raw future
+/// has no usable return type (`ReflectUtils.getReturnTypes` gives null), so `empty` is null.
+#[test]
+fn empty_of_types_that_are_neither_collections_nor_pojos_is_null() {
+    let empty = |t: &str| parse_mock_value("empty", Some(&JavaType::parse(t))).unwrap();
+    for t in [
+        "void",
+        "java.lang.Void",
+        "java.lang.Number",
+        "java.math.BigDecimal",
+        "java.lang.CharSequence",
+        "java.lang.Runnable",
+        "java.util.Queue",
+        "java.util.SortedMap",
+        "java.util.concurrent.CompletionStage<java.lang.String>",
+        "java.util.concurrent.CompletableFuture",
+        "java.util.concurrent.Future",
+        "java.util.concurrent.CompletableFuture<?>",
+        "CompletableFuture<? extends User>",
+    ] {
+        assert_eq!(empty(t), Value::Null, "empty for {t}");
+    }
+    // ...while ArrayList's supertypes (even marker interfaces) give an empty list,
+    for t in [
+        "java.lang.Object",
+        "java.io.Serializable",
+        "java.lang.Cloneable",
+        "java.util.RandomAccess",
+        "java.util.Collection<User>",
+        "java.lang.Iterable",
+    ] {
+        assert_eq!(empty(t), json!([]), "empty for {t}");
+    }
+    // and the value types their zero.
+    assert_eq!(empty("java.lang.Integer"), json!(0));
+    assert_eq!(empty("boolean"), json!(false));
+    assert_eq!(empty("java.lang.String"), json!(""));
+    assert_eq!(empty("CompletableFuture<java.lang.Long>"), json!(0));
+    // A raw future converts nothing: the text stays text.
+    assert_eq!(
+        parse_mock_value("123", Some(&JavaType::parse("java.util.concurrent.Future"))).unwrap(),
+        json!(123)
+    );
 }
 
 mod props {
@@ -301,4 +350,132 @@ mod props {
             }
         }
     }
+}
+
+/// `sayHello.mock=force:...` mocks only sayHello: every other method goes to the providers,
+/// whatever they answer (no service-level `mock`, so no mock at all for them).
+#[tokio::test]
+async fn method_level_mock_decides_for_that_method_only() {
+    let reg = Arc::new(MockRegistry::new());
+    let good = Scripted::new(0, ok("real"));
+    let c = joined(
+        "sayHello.mock=force:return mocked",
+        std::slice::from_ref(&good),
+        reg.clone(),
+    );
+    assert_eq!(
+        c.invoke(&call("sayHello")).await.unwrap().value,
+        json!("mocked")
+    );
+    assert_eq!(good.calls(), 0, "force: the providers are not called");
+    assert_eq!(c.invoke(&call("getX")).await.unwrap().value, json!("real"));
+    assert_eq!(good.calls(), 1);
+
+    // A failing provider: the unmocked method sees the real error, never a mock.
+    let bad = Scripted::new(0, timeout());
+    let c = joined(
+        "sayHello.mock=fail:return fallback&retries=0",
+        std::slice::from_ref(&bad),
+        reg.clone(),
+    );
+    assert_eq!(
+        c.invoke(&call("sayHello")).await.unwrap().value,
+        json!("fallback")
+    );
+    let e = c.invoke(&call("getX")).await.unwrap_err();
+    assert_eq!(e.code, RpcErrorCode::Timeout, "{e}");
+    assert_eq!(bad.calls(), 2, "both methods reached the provider once");
+
+    // `force:` on one method, `fail:` on another, nothing on a third.
+    let c = joined(
+        "a.mock=force:return A&b.mock=fail:return B&retries=0",
+        std::slice::from_ref(&bad),
+        reg.clone(),
+    );
+    let before = bad.calls();
+    assert_eq!(c.invoke(&call("a")).await.unwrap().value, json!("A"));
+    assert_eq!(bad.calls(), before, "force never calls");
+    assert_eq!(c.invoke(&call("b")).await.unwrap().value, json!("B"));
+    assert_eq!(bad.calls(), before + 1, "fail calls first");
+    assert!(c.invoke(&call("c")).await.unwrap_err().is_timeout());
+    assert_eq!(bad.calls(), before + 2);
+
+    // `mock=false` / absent: no mock, the error stays.
+    for params in [
+        "mock=false&retries=0",
+        "retries=0",
+        "sayHello.mock=false&mock=force:x",
+    ] {
+        let c = joined(params, std::slice::from_ref(&bad), reg.clone());
+        assert!(
+            c.invoke(&call("sayHello")).await.unwrap_err().is_timeout(),
+            "{params}"
+        );
+    }
+}
+
+/// An impl mock for a method returning a `CompletableFuture` answers through a future: the
+/// call completes when (and with what) that future completes, values typed by the future's
+/// value type.
+#[tokio::test]
+async fn async_impl_mock_answers_when_its_future_completes() {
+    use futures::future::BoxFuture;
+    use futures::FutureExt;
+    use tokio::sync::oneshot;
+
+    let reg = Arc::new(MockRegistry::new());
+    let (tx, rx) = oneshot::channel::<String>();
+    let rx = Arc::new(parking_lot::Mutex::new(Some(rx)));
+    reg.register_async_impl(
+        "demo.ServiceMock",
+        Arc::new(
+            move |i: &Invocation| -> BoxFuture<'static, invoker::rpc::RpcResult> {
+                let method = i.method().to_owned();
+                let rx = rx.lock().take();
+                async move {
+                    match rx {
+                        Some(rx) => match rx.await {
+                            Ok(v) => Ok(RpcResponse::new(json!(format!("{method}: {v}")))),
+                            Err(_) => Err(invoker::rpc::RpcError::new(
+                                RpcErrorCode::Unknown,
+                                "mock future dropped",
+                            )),
+                        },
+                        None => Err(invoker::rpc::RpcError::biz(
+                            "java.lang.IllegalStateException",
+                            "completed exceptionally",
+                        )),
+                    }
+                }
+                .boxed()
+            },
+        ),
+    );
+    let p = Scripted::new(0, network());
+    let c = joined("mock=force", std::slice::from_ref(&p), reg.clone());
+    let inv = call("sayHelloAsync")
+        .with_return_type("java.util.concurrent.CompletableFuture<java.lang.String>");
+    let c2 = c.clone();
+    let task = tokio::spawn(async move { c2.invoke(&inv).await });
+    // Not answered until the future completes.
+    tokio::task::yield_now().await;
+    assert!(!task.is_finished());
+    tx.send("later".into()).unwrap();
+    let r = tokio::time::timeout(std::time::Duration::from_secs(5), task)
+        .await
+        .expect("the mock answered")
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.value, json!("sayHelloAsync: later"));
+    assert_eq!(p.calls(), 0);
+    // A future that completes exceptionally: the call fails with that (biz) error.
+    let e = c.invoke(&call("sayHelloAsync")).await.unwrap_err();
+    assert!(e.is_biz(), "{e}");
+    // The synchronous entry point says it cannot wait.
+    let m = invoker::mock::MockInvoker::new(consumer("mock=true"), "demo.Service", reg);
+    assert!(m
+        .answer(&call("x"))
+        .unwrap_err()
+        .message
+        .contains("asynchronously"));
 }

@@ -12,6 +12,7 @@ use invoker::directory::static_directory::StaticDirectory;
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance::LoadBalance;
 use invoker::rpc::{Invocation, SharedInvoker};
+use registry_core::Url;
 use support::*;
 
 /// Always picks index `k` (clamped): makes reselect paths deterministic.
@@ -221,4 +222,127 @@ fn sticky_invoker_gone_from_the_list_is_forgotten() {
         ),
         "p2"
     );
+}
+
+/// `cluster.availablecheck=false` (registry URL) through a whole failover cluster: the
+/// balancer's pick is called even though it reports itself unavailable; on failure the retry
+/// avoids only what this call already tried, and unavailable invokers stay eligible. With the
+/// check on, the same pick is replaced by an available invoker.
+#[tokio::test]
+async fn availablecheck_false_calls_the_unavailable_pick_and_avoids_only_tried_ones() {
+    use invoker::cluster::{ClusterInvoker, ClusterKind, ClusterOptions};
+    use invoker::rpc::Invoker;
+
+    let cluster = |invokers: &[Arc<Scripted>], check: bool| {
+        let shared: Vec<SharedInvoker> = invokers
+            .iter()
+            .map(|i| i.clone() as SharedInvoker)
+            .collect();
+        let url = consumer("retries=2");
+        let reg = Url::parse(&format!(
+            "zookeeper://127.0.0.1:2181/org.apache.dubbo.registry.RegistryService?cluster.availablecheck={check}"
+        ))
+        .unwrap();
+        let dir = StaticDirectory::new(url, shared).with_registry_url(reg);
+        ClusterInvoker::new(
+            Arc::new(dir),
+            ClusterOptions {
+                kind: Some(ClusterKind::Failover),
+                loadbalance: Some(Arc::new(Fixed(0))),
+                ..ClusterOptions::default()
+            },
+        )
+    };
+    // p0 unavailable but answering: called as the balancer picked it.
+    let inv = vec![
+        Scripted::with_url("test://127.0.0.1:1/demo.Service?name=p0", ok("from p0")).unavailable(),
+        Scripted::with_url("test://127.0.0.1:2/demo.Service?name=p1", ok("from p1")),
+    ];
+    let r = cluster(&inv, false)
+        .invoke(&Invocation::new("m"))
+        .await
+        .unwrap();
+    assert_eq!(r.value, serde_json::json!("from p0"));
+    assert_eq!((inv[0].calls(), inv[1].calls()), (1, 0));
+    // The check on: the unavailable pick is reselected away.
+    let r = cluster(&inv, true)
+        .invoke(&Invocation::new("m"))
+        .await
+        .unwrap();
+    assert_eq!(r.value, serde_json::json!("from p1"));
+    assert_eq!((inv[0].calls(), inv[1].calls()), (1, 1));
+
+    // Everyone unavailable and failing but the last: attempts go p0, p1, p2 (never p0 twice).
+    let inv = vec![
+        Scripted::with_url("test://127.0.0.1:1/demo.Service?name=p0", network()).unavailable(),
+        Scripted::with_url("test://127.0.0.1:2/demo.Service?name=p1", network()).unavailable(),
+        Scripted::with_url("test://127.0.0.1:3/demo.Service?name=p2", ok("from p2")).unavailable(),
+    ];
+    let r = cluster(&inv, false)
+        .invoke(&Invocation::new("m"))
+        .await
+        .unwrap();
+    assert_eq!(r.value, serde_json::json!("from p2"));
+    assert_eq!(
+        inv.iter().map(|i| i.calls()).collect::<Vec<_>>(),
+        vec![1, 1, 1]
+    );
+}
+
+/// The balancer's pick is kept whenever it is allowed (not yet tried; available or not
+/// checked): whatever index it names, select returns exactly that invoker.
+#[test]
+fn an_allowed_pick_is_kept() {
+    let mut inv = named(4, false);
+    inv[2] =
+        Scripted::with_url("test://127.0.0.1:20882/demo.Service?name=p2", ok("x")).unavailable();
+    for check in [true, false] {
+        let (core, set) = setup(&inv, check);
+        let tried: Vec<SharedInvoker> = vec![inv[3].clone() as SharedInvoker];
+        for k in 0..4 {
+            let got = name(
+                &core
+                    .select(&Fixed(k), &Invocation::new("m"), &set, &tried)
+                    .unwrap(),
+            );
+            let allowed = k != 3 && (k != 2 || !check);
+            if allowed {
+                assert_eq!(got, format!("p{k}"), "check={check} pick {k}");
+            } else {
+                assert_ne!(got, "p3", "check={check} pick {k}: tried again");
+                if check {
+                    assert_ne!(got, "p2", "check={check} pick {k}: unavailable");
+                }
+            }
+        }
+    }
+}
+
+/// Reselect runs the balancer over the untried invokers: for consistent hash the pick equals
+/// what Dubbo's ring over the sub-list gives (checked against a fresh balancer on the
+/// sub-list), for many keys.
+#[test]
+fn consistent_hash_reselect_equals_the_ring_over_the_sub_list() {
+    use invoker::loadbalance::ConsistentHashLoadBalance;
+    let inv = named(5, false);
+    let (core, set) = setup(&inv, true);
+    let lb = ConsistentHashLoadBalance::new();
+    for key in 0..200 {
+        let call = Invocation::new("m").with_arguments(
+            vec!["java.lang.String".into()],
+            vec![serde_json::json!(format!("key-{key}"))],
+        );
+        let first = core.select(&lb, &call, &set, &[]).unwrap();
+        let tried = vec![first.clone()];
+        let again = core.select(&lb, &call, &set, &tried).unwrap();
+        assert!(!Arc::ptr_eq(&first, &again), "key-{key}: tried again");
+        let rest: Vec<SharedInvoker> = inv
+            .iter()
+            .map(|i| i.clone() as SharedInvoker)
+            .filter(|i| !Arc::ptr_eq(i, &first))
+            .collect();
+        let sub = InvokerSet::new(rest);
+        let java = ConsistentHashLoadBalance::new().select(&sub, &call).unwrap();
+        assert_eq!(name(&again), name(&sub.invokers()[java]), "key-{key}");
+    }
 }

@@ -565,3 +565,175 @@ async fn destroying_the_reference_destroys_the_directory() {
     assert!(dir.is_destroyed());
     assert!(c.invoke(&call()).await.is_err());
 }
+
+/// A directory whose list the test replaces at any moment (a registry notification).
+#[derive(Debug)]
+struct Swappable {
+    url: registry_core::Url,
+    list: parking_lot::Mutex<Arc<invoker::invoker_set::InvokerSet>>,
+    lists: std::sync::atomic::AtomicUsize,
+}
+
+impl Swappable {
+    fn new(invokers: Vec<invoker::rpc::SharedInvoker>) -> Arc<Self> {
+        Arc::new(Swappable {
+            url: consumer("retries=2"),
+            list: parking_lot::Mutex::new(Arc::new(invoker::invoker_set::InvokerSet::new(
+                invokers,
+            ))),
+            lists: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+    fn set(&self, invokers: Vec<invoker::rpc::SharedInvoker>) {
+        *self.list.lock() = Arc::new(invoker::invoker_set::InvokerSet::new(invokers));
+    }
+}
+
+impl invoker::directory::Directory for Swappable {
+    fn consumer_url(&self) -> registry_core::Url {
+        self.url.clone()
+    }
+    fn registry_url(&self) -> registry_core::Url {
+        self.url.clone()
+    }
+    fn list(
+        &self,
+        _i: &Invocation,
+    ) -> Result<Arc<invoker::invoker_set::InvokerSet>, invoker::rpc::RpcError> {
+        self.lists.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(self.list.lock().clone())
+    }
+    fn is_available(&self) -> bool {
+        true
+    }
+}
+
+/// Fails, and while failing makes the directory change (what Dubbo's
+/// `testInvokerDestroyAndReList` does from inside the failing invoker).
+struct FailAndNotify {
+    url: registry_core::Url,
+    calls: std::sync::atomic::AtomicUsize,
+    on_fail: Box<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for FailAndNotify {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FailAndNotify").finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl Invoker for FailAndNotify {
+    fn url(&self) -> &registry_core::Url {
+        &self.url
+    }
+    async fn invoke(&self, _i: &Invocation) -> invoker::rpc::RpcResult {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        tokio::task::yield_now().await;
+        (self.on_fail)();
+        Err(invoker::rpc::RpcError::new(
+            RpcErrorCode::Timeout,
+            "timeout",
+        ))
+    }
+}
+
+/// A provider that appears while the first attempt is failing is used by the second attempt
+/// (the retry lists the directory again); the first one is not tried twice.
+#[tokio::test]
+async fn failover_uses_a_provider_that_appeared_during_the_failing_attempt() {
+    use invoker::rpc::SharedInvoker;
+    let fresh = Scripted::new(1, ok("from the new provider"));
+    let dir = Swappable::new(Vec::new());
+    let slot: Arc<parking_lot::Mutex<Option<SharedInvoker>>> = Arc::default();
+    let (d, f, s) = (dir.clone(), fresh.clone(), slot.clone());
+    let failing = Arc::new(FailAndNotify {
+        url: registry_core::Url::parse("test://127.0.0.1:20880/demo.Service?name=p0").unwrap(),
+        calls: Default::default(),
+        on_fail: Box::new(move || {
+            let old = s.lock().clone().unwrap();
+            d.set(vec![old, f.clone() as SharedInvoker]);
+        }),
+    });
+    *slot.lock() = Some(failing.clone() as SharedInvoker);
+    dir.set(vec![failing.clone() as SharedInvoker]);
+    let c = ClusterInvoker::new(
+        dir.clone(),
+        ClusterOptions {
+            kind: Some(ClusterKind::Failover),
+            ..ClusterOptions::default()
+        },
+    );
+    let r = c.invoke(&call()).await.unwrap();
+    assert_eq!(r.value, Value::from("from the new provider"));
+    assert_eq!(failing.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(fresh.calls(), 1);
+    assert_eq!(dir.lists.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// The re-listed list is checked again: providers that vanished during the failing attempt
+/// end the call with the no-provider error (code 6) naming the service, not a retry on a
+/// stale list.
+#[tokio::test]
+async fn failover_relist_that_comes_back_empty_is_a_no_provider_error() {
+    use invoker::rpc::SharedInvoker;
+    let dir = Swappable::new(Vec::new());
+    let d = dir.clone();
+    let failing = Arc::new(FailAndNotify {
+        url: registry_core::Url::parse("test://127.0.0.1:20880/demo.Service?name=p0").unwrap(),
+        calls: Default::default(),
+        on_fail: Box::new(move || d.set(Vec::new())),
+    });
+    let other = Scripted::new(1, ok("stale"));
+    dir.set(vec![
+        failing.clone() as SharedInvoker,
+        other.clone() as SharedInvoker,
+    ]);
+    let c = ClusterInvoker::new(
+        dir.clone(),
+        ClusterOptions {
+            kind: Some(ClusterKind::Failover),
+            loadbalance: Some(Arc::new(First)),
+            ..ClusterOptions::default()
+        },
+    );
+    let e = c.invoke(&call()).await.unwrap_err();
+    assert_eq!(e.code, RpcErrorCode::NoInvokerAvailableAfterFilter, "{e}");
+    assert!(
+        e.message
+            .contains("No provider available for the service demo.Service"),
+        "{e}"
+    );
+    assert_eq!(other.calls(), 0, "the stale list is not used");
+}
+
+/// Always the first invoker.
+#[derive(Debug)]
+struct First;
+
+impl invoker::loadbalance::LoadBalance for First {
+    fn select(&self, set: &invoker::invoker_set::InvokerSet, _i: &Invocation) -> Option<usize> {
+        (!set.is_empty()).then_some(0)
+    }
+}
+
+/// `retries` is read at method level first from the consumer URL; negative means no retry.
+#[tokio::test]
+async fn failover_retries_method_level_first_and_negative_is_zero() {
+    for (params, attempts) in [
+        ("retries=5&sayHello.retries=1", 2),
+        ("retries=1&other.retries=5", 2),
+        ("sayHello.retries=-3&retries=4", 1),
+        ("retries=-1", 1),
+        ("", 3),
+    ] {
+        let inv: Vec<_> = (0..6).map(|i| Scripted::new(i, network())).collect();
+        let c = cluster_of(ClusterKind::Failover, params, &inv);
+        let e = c.invoke(&call()).await.unwrap_err();
+        assert_eq!(total_calls(&inv), attempts, "{params:?}");
+        assert!(
+            e.message.contains(&format!("Tried {attempts} times")),
+            "{e}"
+        );
+    }
+}

@@ -20,9 +20,14 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn directory(n: usize) -> Arc<RegistryDirectory> {
-    let consumer = Url::parse(
-        "consumer://10.0.0.9/demo.Service?interface=demo.Service&application=shop&region=hz",
-    )
+    directory_with(n, "")
+}
+
+/// `extra`: more consumer params (`&k=v`).
+fn directory_with(n: usize, extra: &str) -> Arc<RegistryDirectory> {
+    let consumer = Url::parse(&format!(
+        "consumer://10.0.0.9/demo.Service?interface=demo.Service&application=shop&region=hz{extra}"
+    ))
     .unwrap();
     let d = RegistryDirectory::new(
         consumer,
@@ -64,7 +69,13 @@ fn steady_allocations(d: &RegistryDirectory, calls: &[Invocation]) -> usize {
 #[test]
 fn list_with_rules_allocates_nothing_in_steady_state() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let d = directory(1000);
+    // No declared method: answers are routed on the first call per key and remembered.
+    with_rules(directory(1000));
+    // Declared methods: answers precomputed when the rule is set (the table path).
+    with_rules(directory_with(1000, "&methods=sayHello,sayBye"));
+}
+
+fn with_rules(d: Arc<RegistryDirectory>) {
     d.set_router_rule(
         RuleKey::ServiceCondition,
         Some("configVersion: v3.0\nconditions:\n  - method = sayHello => region = $region\n"),

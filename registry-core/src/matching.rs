@@ -20,30 +20,11 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
     if !(ci == Some(ANY) || pi == Some(ANY) || ci == pi) {
         return false;
     }
-    if !is_match_category(
-        provider.category_or(PROVIDERS),
-        consumer.category_or(PROVIDERS),
+    if !category_enabled_group_version_match(
+        consumer,
+        provider,
+        non_empty(provider.known(Known::Enabled)),
     ) {
-        return false;
-    }
-    let enabled =
-        non_empty(provider.known(Known::Enabled)).is_none_or(|v| v.eq_ignore_ascii_case("true"));
-    if !enabled && consumer.known(Known::Enabled) != Some(ANY) {
-        return false;
-    }
-    let cg = consumer.known(Known::Group);
-    let pg = provider.known(Known::Group);
-    let group_ok = cg == Some(ANY)
-        || cg == pg
-        || match (cg, non_empty(pg)) {
-            (Some(cg), Some(pg)) => comma_split(cg).contains(&pg),
-            _ => false,
-        };
-    if !group_ok {
-        return false;
-    }
-    let cv = consumer.known(Known::Version);
-    if !(cv == Some(ANY) || cv == provider.known(Known::Version)) {
         return false;
     }
     let cc = non_empty(consumer.known(Known::Classifier)).unwrap_or(ANY);
@@ -57,15 +38,30 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
 /// category, group and version are the provider's own. So a provider with no parameters at all
 /// matches only a consumer without group and version (or with `*`).
 pub fn is_match_service_address(consumer: &Url, provider: &Url) -> bool {
+    category_enabled_group_version_match(
+        consumer,
+        provider,
+        non_empty(consumer.known(Known::Enabled))
+            .or_else(|| non_empty(provider.known(Known::Enabled))),
+    )
+}
+
+/// The checks both `isMatch` forms share, in Dubbo's order: the provider's category against the
+/// consumer's categories, `enabled` (the value each form reads, absent = enabled; a consumer
+/// with `enabled=*` accepts a disabled provider), the group (`*`, equal, or one of the
+/// consumer's comma-separated groups) and the version (`*` or equal).
+fn category_enabled_group_version_match(
+    consumer: &Url,
+    provider: &Url,
+    enabled: Option<&str>,
+) -> bool {
     if !is_match_category(
         provider.category_or(PROVIDERS),
         consumer.category_or(PROVIDERS),
     ) {
         return false;
     }
-    let enabled = non_empty(consumer.known(Known::Enabled))
-        .or_else(|| non_empty(provider.known(Known::Enabled)))
-        .is_none_or(|v| v.eq_ignore_ascii_case("true"));
+    let enabled = enabled.is_none_or(|v| v.eq_ignore_ascii_case("true"));
     if !enabled && consumer.known(Known::Enabled) != Some(ANY) {
         return false;
     }

@@ -26,6 +26,9 @@ use registry_zk::testing::client::{Acls, AddWatchMode, Client, CreateMode, Event
 use registry_zk::ZookeeperRegistry;
 use serde_json::json;
 
+mod common;
+use common::{create_provider, delete_children, median, populate, zk_addr_arg};
+
 fn provider(iface: &str, i: usize) -> String {
     let u = format!(
         "dubbo://10.{}.{}.{}:20880/{iface}?anyhost=true&application=bench-provider&deprecated=false\
@@ -45,21 +48,6 @@ fn stats(mut v: Vec<f64>) -> serde_json::Value {
     json!({"p50_ms": q(0.50), "p99_ms": q(0.99), "mean_ms": mean, "max_ms": q(1.0), "n": v.len()})
 }
 
-async fn populate(c: &Client, dir: &str, iface: &str, from: usize, to: usize) {
-    let opts = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    c.mkdir(dir, &opts).await.expect("mkdir");
-    for chunk in (from..to).collect::<Vec<_>>().chunks(2000) {
-        let names: Vec<String> = chunk
-            .iter()
-            .map(|i| format!("{dir}/{}", provider(iface, *i)))
-            .collect();
-        let futs: Vec<_> = names.iter().map(|n| c.create(n, &[], &opts)).collect();
-        for f in futs {
-            f.await.expect("create");
-        }
-    }
-}
-
 async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
     let root = format!("bench-{}-{existing}", std::process::id());
     let raw = Client::connect(addr).await.expect("connect");
@@ -70,7 +58,7 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
         .map(|i| format!("/{root}/{i}/providers"))
         .collect();
     for (d, i) in dirs.iter().zip(ifaces) {
-        populate(&raw, d, i, 0, existing).await;
+        populate(&raw, d, i, (0, existing), 2000, provider).await;
     }
     // Floor A: child watch + re-list.
     let watcher_client = Client::connect(addr).await.expect("connect");
@@ -103,13 +91,7 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
         let i = existing + k;
         // A
         let t0 = Instant::now();
-        raw.create(
-            &format!("{}/{}", dirs[0], provider(ifaces[0], i)),
-            &[],
-            &opts,
-        )
-        .await
-        .expect("create");
+        create_provider(&raw, &opts, &dirs[0], ifaces[0], i, provider).await;
         child_watch.changed().await;
         let (children, w) = watcher_client
             .list_and_watch_children(&dirs[0])
@@ -120,13 +102,7 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
         a.push(t0.elapsed().as_secs_f64() * 1e3);
         // B
         let t0 = Instant::now();
-        raw.create(
-            &format!("{}/{}", dirs[1], provider(ifaces[1], i)),
-            &[],
-            &opts,
-        )
-        .await
-        .expect("create");
+        create_provider(&raw, &opts, &dirs[1], ifaces[1], i, provider).await;
         loop {
             let ev = pw.changed().await;
             if ev.event_type == EventType::NodeCreated {
@@ -136,13 +112,7 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
         b.push(t0.elapsed().as_secs_f64() * 1e3);
         // Ours
         let t0 = Instant::now();
-        raw.create(
-            &format!("{}/{}", dirs[2], provider(ifaces[2], i)),
-            &[],
-            &opts,
-        )
-        .await
-        .expect("create");
+        create_provider(&raw, &opts, &dirs[2], ifaces[2], i, provider).await;
         loop {
             let n = tokio::time::timeout(Duration::from_secs(10), sub.next())
                 .await
@@ -157,24 +127,10 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
     drop(sub);
     reg.destroy().await;
     // Clean up (pipelined deletes).
-    for (d, _) in dirs.iter().zip(ifaces) {
-        let children = raw.list_children(d).await.unwrap_or_default();
-        for chunk in children.chunks(2000) {
-            let names: Vec<String> = chunk.iter().map(|n| format!("{d}/{n}")).collect();
-            let futs: Vec<_> = names.iter().map(|n| raw.delete(n, None)).collect();
-            for f in futs {
-                let _ = f.await;
-            }
-        }
+    for d in &dirs {
+        delete_children(&raw, d, 2000).await;
     }
-    let ratio = |x: &[f64], y: &[f64]| {
-        let m = |v: &[f64]| {
-            let mut v = v.to_vec();
-            v.sort_by(|a, b| a.total_cmp(b));
-            v[v.len() / 2]
-        };
-        m(x) / m(y)
-    };
+    let ratio = |x: &[f64], y: &[f64]| median(x) / median(y);
     json!({
         "existing_children": existing,
         "changes": changes,
@@ -190,10 +146,7 @@ async fn run(addr: &str, changes: usize, existing: usize) -> serde_json::Value {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let addr = args
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "127.0.0.1:2181".into());
+    let addr = zk_addr_arg(&args);
     let changes: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(500);
     let sizes: Vec<usize> = args
         .get(2)

@@ -19,6 +19,9 @@ use std::io::Write;
 use futures::FutureExt;
 use registry_zk::testing::client::{AddWatchMode, Client, EventType};
 
+mod common;
+use common::zk_addr_arg;
+
 fn print(names: &BTreeSet<Box<str>>, buf: &mut Vec<u8>) {
     buf.clear();
     for n in names {
@@ -50,10 +53,7 @@ fn apply(names: &mut BTreeSet<Box<str>>, dir: &str, ev: &zookeeper_client::Watch
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let addr = args
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "127.0.0.1:2181".into());
+    let addr = zk_addr_arg(&args);
     let dir = args.get(1).cloned().expect("usage: raw_watch ZK_ADDR PATH");
     let client = Client::connect(&addr).await.expect("connect");
     let mut watcher = client

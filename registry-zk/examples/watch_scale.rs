@@ -35,6 +35,9 @@ use registry_core::codec::encode;
 use registry_zk::testing::client::{Acls, Client, CreateMode};
 use serde_json::json;
 
+mod common;
+use common::{create_provider, delete_children, median, populate, DEFAULT_ZK};
+
 /// One provider as Dubbo 3.3 registers it (`toFullString`, sorted parameters).
 fn provider(iface: &str, i: usize) -> String {
     let u = format!(
@@ -137,30 +140,8 @@ fn rss_bytes(pid: u32) -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-async fn populate(c: &Client, dir: &str, iface: &str, from: usize, to: usize) {
-    let opts = CreateMode::Persistent.with_acls(Acls::anyone_all());
-    c.mkdir(dir, &opts).await.expect("mkdir");
-    for chunk in (from..to).collect::<Vec<_>>().chunks(1000) {
-        let names: Vec<String> = chunk
-            .iter()
-            .map(|i| format!("{dir}/{}", provider(iface, *i)))
-            .collect();
-        let futs: Vec<_> = names.iter().map(|n| c.create(n, &[], &opts)).collect();
-        for f in futs {
-            f.await.expect("create");
-        }
-    }
-}
-
 async fn remove_tree(c: &Client, dir: &str) {
-    let children = c.list_children(dir).await.unwrap_or_default();
-    for chunk in children.chunks(1000) {
-        let names: Vec<String> = chunk.iter().map(|n| format!("{dir}/{n}")).collect();
-        let futs: Vec<_> = names.iter().map(|n| c.delete(n, None)).collect();
-        for f in futs {
-            let _ = f.await;
-        }
-    }
+    delete_children(c, dir, 1000).await;
     let mut p = dir.to_owned();
     while let Some(i) = p.rfind('/') {
         if i == 0 {
@@ -177,12 +158,6 @@ fn stats(mut v: Vec<f64>) -> serde_json::Value {
     let q = |p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize];
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     json!({"p50_ms": q(0.50), "p90_ms": q(0.90), "mean_ms": mean, "min_ms": q(0.0), "n": v.len()})
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 struct Opts {
@@ -213,7 +188,7 @@ async fn run(o: &Opts, existing: usize) -> Run {
         .map(|i| format!("/{root}/{i}/providers"))
         .collect();
     for (d, i) in dirs.iter().zip(ifaces) {
-        populate(&zk, d, i, 0, existing).await;
+        populate(&zk, d, i, (0, existing), 1000, provider).await;
     }
     let t_start = Instant::now();
     let mut raw = Command::new(&o.raw)
@@ -270,23 +245,11 @@ async fn run(o: &Opts, existing: usize) -> Run {
     for k in 0..o.adds {
         let i = existing + k;
         let t0 = Instant::now();
-        zk.create(
-            &format!("{}/{}", dirs[0], provider(ifaces[0], i)),
-            &[],
-            &opts,
-        )
-        .await
-        .expect("create");
+        create_provider(&zk, &opts, &dirs[0], ifaces[0], i, provider).await;
         let at = wait_for(&raw_rx, i + 1, "raw after add");
         raw_ms.push(at.duration_since(t0).as_secs_f64() * 1e3);
         let t0 = Instant::now();
-        zk.create(
-            &format!("{}/{}", dirs[1], provider(ifaces[1], i)),
-            &[],
-            &opts,
-        )
-        .await
-        .expect("create");
+        create_provider(&zk, &opts, &dirs[1], ifaces[1], i, provider).await;
         let at = wait_for(&cli_rx, i + 1, "cli after add");
         cli_ms.push(at.duration_since(t0).as_secs_f64() * 1e3);
     }
@@ -322,7 +285,7 @@ async fn run(o: &Opts, existing: usize) -> Run {
 
 fn parse_args() -> Opts {
     let mut o = Opts {
-        zk: "127.0.0.1:2181".into(),
+        zk: DEFAULT_ZK.into(),
         cli: "target/release/dubbo-registry".into(),
         raw: "target/release/examples/raw_watch".into(),
         sizes: vec![0, 100, 10_000],

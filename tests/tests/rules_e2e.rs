@@ -1,9 +1,11 @@
 //! End to end: governance rules in a config centre → `RuleWatcher` → a real
 //! `RegistryDirectory` → `invoker::cluster` (round robin) → counting invokers.
 //!
-//! On memory:// (rules written through the config centre API) and on a real ZooKeeper with the
+//! On memory:// (rules written through the config centre API), on a real ZooKeeper with the
 //! rules written by a third-party client (kazoo, installed by `scripts/peers/python-kazoo.sh`)
-//! under Dubbo's layout `/<root>/config/dubbo/<key>`:
+//! under Dubbo's layout `/<root>/config/dubbo/<key>`, and on a real Nacos with the rules written
+//! by the server's HTTP open API and by `nacos-sdk-python` 3.2's gRPC config API (installed by
+//! `scripts/peers/python-nacos.sh`; dataId = key, group `dubbo`):
 //! - a service condition rule changes where calls go; deleting it restores the spread;
 //! - a malformed update keeps the previous rule (stale rule, as Java); a rule whose when-part
 //!   names another application and a rule under another application's key change nothing;
@@ -467,6 +469,177 @@ mod nacos {
         async fn delete(&self, key: &str) {
             self.send(key, None).await;
         }
+    }
+
+    /// `nacos-sdk-python` 3.2 (`NacosConfigService.publish_config` / `remove_config`, over
+    /// gRPC): one long-lived client reading `{"op", "key", "content"}` lines, answering each
+    /// with `{"ok": ...}`.
+    const SDK_DRIVER: &str = r#"
+import asyncio, json, sys
+from v2.nacos import ClientConfigBuilder, NacosConfigService, ConfigParam
+
+async def main():
+    server, ns, group = sys.argv[1], sys.argv[2], sys.argv[3]
+    cfg = (ClientConfigBuilder().server_address(server).namespace_id(ns)
+           .log_level("ERROR").build())
+    config = await NacosConfigService.create_config_service(cfg)
+    print(json.dumps({"ready": True}), flush=True)
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line:
+            break
+        cmd = json.loads(line)
+        try:
+            if cmd["op"] == "put":
+                ok = await config.publish_config(ConfigParam(
+                    data_id=cmd["key"], group=group, content=cmd["content"]))
+            else:
+                ok = await config.remove_config(ConfigParam(data_id=cmd["key"], group=group))
+            print(json.dumps({"ok": ok is not False}), flush=True)
+        except Exception as e:
+            print(json.dumps({"ok": False, "error": repr(e)}), flush=True)
+    await config.shutdown()
+
+asyncio.run(main())
+"#;
+
+    /// The running SDK client (killed on drop).
+    struct NacosSdk {
+        child: std::sync::Mutex<std::process::Child>,
+        replies: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<serde_json::Value>>>,
+    }
+
+    impl NacosSdk {
+        /// Starts the SDK client on `addr`/`namespace`, or `None` after a loud skip (a
+        /// failure when servers are required) when the peer is not installed.
+        async fn start(addr: &str, namespace: &str) -> Option<NacosSdk> {
+            let dir = std::env::var("DUBBO_TEST_PEERS_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| {
+                    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                        .join("..")
+                        .join(".peers")
+                });
+            let py = dir.join("python-nacos/venv/bin/python");
+            if !py.exists() {
+                let msg = format!(
+                    "nacos-sdk-python missing ({}; run bash scripts/peers/python-nacos.sh install)",
+                    py.display()
+                );
+                assert!(!tests::servers_required(), "{msg}");
+                eprintln!("\n*** SKIPPED rules e2e on Nacos by nacos-sdk-python: {msg} ***\n");
+                return None;
+            }
+            let script = std::env::temp_dir().join(format!(
+                "nacos-sdk-rules-{}-{}.py",
+                std::process::id(),
+                tests::unique("d")
+            ));
+            std::fs::write(&script, SDK_DRIVER).unwrap();
+            let mut child = std::process::Command::new(py)
+                .arg(&script)
+                .arg(addr)
+                .arg(namespace)
+                .arg(DEFAULT_CONFIG_GROUP)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("start nacos-sdk-python");
+            let stdout = child.stdout.take().unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                for l in std::io::BufReader::new(stdout)
+                    .lines()
+                    .map_while(Result::ok)
+                {
+                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&l) {
+                        if tx.send(v).is_err() {
+                            break;
+                        }
+                    }
+                }
+            });
+            let sdk = NacosSdk {
+                child: std::sync::Mutex::new(child),
+                replies: Arc::new(std::sync::Mutex::new(rx)),
+            };
+            let ready = sdk.reply(Duration::from_secs(60)).await;
+            assert_eq!(
+                ready["ready"], true,
+                "nacos-sdk-python did not start: {ready}"
+            );
+            Some(sdk)
+        }
+
+        /// The next line of the client (panics after `within`).
+        async fn reply(&self, within: Duration) -> serde_json::Value {
+            let rx = self.replies.clone();
+            tokio::task::spawn_blocking(move || {
+                rx.lock()
+                    .unwrap()
+                    .recv_timeout(within)
+                    .expect("nacos-sdk-python: no answer")
+            })
+            .await
+            .unwrap()
+        }
+
+        async fn send(&self, cmd: serde_json::Value) {
+            {
+                use std::io::Write;
+                let mut child = self.child.lock().unwrap();
+                let stdin = child.stdin.as_mut().unwrap();
+                writeln!(stdin, "{cmd}").unwrap();
+                stdin.flush().unwrap();
+            }
+            let r = self.reply(T).await;
+            assert_eq!(r["ok"], true, "nacos-sdk-python {cmd}: {r}");
+        }
+    }
+
+    impl Drop for NacosSdk {
+        fn drop(&mut self) {
+            if let Ok(mut c) = self.child.lock() {
+                drop(c.stdin.take());
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+
+    #[async_trait]
+    impl RuleWriter for NacosSdk {
+        async fn put(&self, key: &str, text: &str) {
+            self.send(serde_json::json!({"op": "put", "key": key, "content": text}))
+                .await;
+        }
+        async fn delete(&self, key: &str) {
+            self.send(serde_json::json!({"op": "delete", "key": key}))
+                .await;
+        }
+    }
+
+    /// The rules published by a third-party gRPC client (`nacos-sdk-python` 3.2), read by our
+    /// gRPC config client through the directory.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rules_e2e_on_nacos_written_by_nacos_sdk_python() {
+        let Some(addr) = tests::nacos_addr("rules_e2e_nacos_sdk") else {
+            return;
+        };
+        let ns = tests::unique("rules-nacos-sdk");
+        let Some(writer) = NacosSdk::start(&addr, &ns).await else {
+            return;
+        };
+        let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
+        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
+        let cc: SharedConfigCenter = Arc::new(
+            registry_nacos::NacosConfigCenter::connect(&url)
+                .await
+                .unwrap(),
+        );
+        scenario(registry, cc, &writer, "org.rules.NacosSdkSvc").await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

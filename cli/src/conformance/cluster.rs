@@ -242,6 +242,19 @@ fn mock_value(v: &Value) -> Outcome {
             }
         }
         "invoke" | "mockInvoke" | "MockInvoker.invoke" => mock_invoke(v),
+        // `ReflectUtils.getEmptyObject(returnType)`: what `return empty` gives.
+        op if op.contains("EmptyObject") => {
+            let rt = s(v, "return_type").map(JavaType::parse);
+            let got = invoker::mock::empty_value(rt.as_ref());
+            let expected = v
+                .get("expected_json")
+                .or_else(|| v.get("expected"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            Outcome::check(values_equal(&expected, &got), || {
+                format!("getEmptyObject({rt:?}): expected {expected}, got {got}")
+            })
+        }
         op => Outcome::Skip(format!("mock_value op {op:?}")),
     }
 }
@@ -330,9 +343,30 @@ async fn strategy(kind: ClusterKind, v: &Value) -> Outcome {
             }
         }
     }
-    let (invokers, cluster) = build(kind, &url, &specs, FailbackOptions::default());
+    let later = later_invokers(v);
+    let (invokers, cluster, fresh) = match &later {
+        Some((later_specs, after)) => build_relisting(kind, &url, &specs, later_specs, *after),
+        None => {
+            let (i, c) = build(kind, &url, &specs, FailbackOptions::default());
+            (i, c, 0)
+        }
+    };
     let result = cluster.invoke(&inv).await;
     let mut checks = vec![check_outcome(&exp, &result)];
+    if later.is_some() {
+        for key in [
+            "new_invoker_called",
+            "used_new_invoker",
+            "new_provider_used",
+        ] {
+            if let Some(want) = exp.get(key).and_then(Value::as_bool) {
+                let called = invokers[invokers.len() - fresh..]
+                    .iter()
+                    .any(|i| i.calls.load(Ordering::SeqCst) > 0);
+                checks.push(expect_eq(key, want, called));
+            }
+        }
+    }
     if let Some(n) = exp.get("attempts").and_then(Value::as_u64) {
         checks.push(expect_eq("attempts", n, total_calls(&invokers) as u64));
     }
@@ -399,6 +433,138 @@ async fn strategy(kind: ClusterKind, v: &Value) -> Outcome {
         }
     }
     outcome
+}
+
+/// The invoker list a vector says the directory holds after some attempts (a provider that
+/// appears, or a list that changes, while the call is failing): a field such as
+/// `invokers_after_first_failure: [...]`, `relist: [...]`, or
+/// `directory_after: {"after_attempt": 1, "invokers": [...]}`. Returns the specs and after
+/// how many `list` calls (the first is the call's own) the directory changes.
+fn later_invokers(v: &Value) -> Option<(Vec<Value>, usize)> {
+    const WORDS: [&str; 9] = [
+        "after", "relist", "re_list", "later", "changed", "appear", "notify", "second", "new_",
+    ];
+    let obj = v.as_object()?;
+    obj.iter().find_map(|(k, val)| {
+        let kl = k.to_ascii_lowercase();
+        if k == "invokers" || !WORDS.iter().any(|w| kl.contains(w)) {
+            return None;
+        }
+        match val {
+            Value::Array(a) if !a.is_empty() && a.iter().all(Value::is_object) => {
+                Some((a.clone(), 1))
+            }
+            Value::Object(o) => {
+                let list = o
+                    .get("invokers")
+                    .or_else(|| o.get("providers"))
+                    .and_then(Value::as_array)?;
+                let after = ["after_attempt", "after_attempts", "after", "after_calls"]
+                    .iter()
+                    .find_map(|k| o.get(*k).and_then(Value::as_u64))
+                    .unwrap_or(1);
+                Some((list.clone(), usize::try_from(after.max(1)).unwrap_or(1)))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// A directory serving one list for the first `after` `list` calls and another one after
+/// them (a registry notification between failover attempts).
+#[derive(Debug)]
+struct Relisting {
+    url: Url,
+    first: Arc<InvokerSet>,
+    later: Arc<InvokerSet>,
+    after: usize,
+    lists: AtomicUsize,
+}
+
+impl Directory for Relisting {
+    fn consumer_url(&self) -> Url {
+        self.url.clone()
+    }
+
+    fn registry_url(&self) -> Url {
+        self.url.clone()
+    }
+
+    fn list(&self, _invocation: &Invocation) -> Result<Arc<InvokerSet>, RpcError> {
+        let n = self.lists.fetch_add(1, Ordering::SeqCst);
+        Ok(if n < self.after {
+            self.first.clone()
+        } else {
+            self.later.clone()
+        })
+    }
+
+    fn is_available(&self) -> bool {
+        true
+    }
+}
+
+/// Like [`build`] over a [`Relisting`] directory. A later spec with the `url` (or `name`, or
+/// `same_as` index) of a first-list invoker is that same invoker; the others are new. Returns
+/// every invoker (first list, then the new ones), the cluster and how many are new.
+fn build_relisting(
+    kind: ClusterKind,
+    url: &Url,
+    specs: &[Value],
+    later_specs: &[Value],
+    after: usize,
+) -> (Vec<Arc<Scripted>>, ClusterInvoker, usize) {
+    let path = url.path().unwrap_or("test").to_owned();
+    let mut all: Vec<Arc<Scripted>> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, sp)| scripted(i, sp, &path))
+        .collect();
+    let first_len = all.len();
+    let mut later: Vec<SharedInvoker> = Vec::with_capacity(later_specs.len());
+    for (j, sp) in later_specs.iter().enumerate() {
+        let same = sp
+            .get("same_as")
+            .and_then(Value::as_u64)
+            .and_then(|k| all.get(usize::try_from(k).ok()?).cloned())
+            .or_else(|| {
+                let u = s(sp, "url").and_then(|u| Url::parse(u).ok());
+                let name = s(sp, "name");
+                all[..first_len]
+                    .iter()
+                    .find(|x| {
+                        u.as_ref().is_some_and(|u| *u == x.url)
+                            || name.is_some_and(|n| x.url.param("name") == Some(n))
+                    })
+                    .cloned()
+            });
+        let inv = match same {
+            Some(x) => x,
+            None => {
+                let x = scripted(first_len + j, sp, &path);
+                all.push(x.clone());
+                x
+            }
+        };
+        later.push(inv as SharedInvoker);
+    }
+    let first: Vec<SharedInvoker> = all[..first_len]
+        .iter()
+        .map(|i| i.clone() as SharedInvoker)
+        .collect();
+    let dir: Arc<dyn Directory> = Arc::new(Relisting {
+        url: url.clone(),
+        first: Arc::new(InvokerSet::new(first)),
+        later: Arc::new(InvokerSet::new(later)),
+        after,
+        lists: AtomicUsize::new(0),
+    });
+    let opts = ClusterOptions {
+        kind: Some(kind),
+        ..ClusterOptions::default()
+    };
+    let fresh = all.len() - first_len;
+    (all, ClusterInvoker::new(dir, opts), fresh)
 }
 
 fn expects_null(exp: &Value) -> bool {
@@ -566,7 +732,12 @@ fn select(v: &Value) -> Outcome {
     let dir = StaticDirectory::new(url.clone(), shared.clone()).with_registry_url(registry_url);
     let core =
         cluster::ClusterCore::new(Arc::new(dir), None, cluster::core::DEFAULT_RESELECT_COUNT);
-    let lb = loadbalance::by_name(s(v, "loadbalance").unwrap_or("random"));
+    // A vector may pin the balancer's answer (Dubbo's tests mock the LoadBalance), e.g.
+    // `"lb_select": "invoker1"`.
+    let lb: Arc<dyn LoadBalance> = match pinned_pick(v, &shared) {
+        Some(name) => Arc::new(Named(name)),
+        None => loadbalance::by_name(s(v, "loadbalance").unwrap_or("random")),
+    };
     let set = InvokerSet::new(shared);
     let inv = Invocation::new("sayHello");
     let names = |k: &str| -> Option<Vec<String>> {
@@ -580,7 +751,21 @@ fn select(v: &Value) -> Outcome {
     let exact = s(&exp, "selected").map(str::to_owned);
     let one_of = names("selected_one_of").or_else(|| names("one_of"));
     let never = names("not_selected").or_else(|| names("never"));
-    if exact.is_none() && one_of.is_none() && never.is_none() {
+    // `"available": true` (or `selected_available`, `is_available`): what the selected
+    // invoker's isAvailable() must be.
+    let availability = [
+        "available",
+        "selected_available",
+        "is_available",
+        "selected_is_available",
+    ]
+    .iter()
+    .find_map(|k| exp.get(*k).and_then(Value::as_bool));
+    let runs = v
+        .get("runs")
+        .and_then(Value::as_u64)
+        .map_or(50, |n| n.clamp(1, 10_000) as usize);
+    if exact.is_none() && one_of.is_none() && never.is_none() && availability.is_none() {
         if has(&exp, "selected") {
             // `"selected": null`: nothing to choose from.
             let got = core
@@ -591,11 +776,18 @@ fn select(v: &Value) -> Outcome {
         return Outcome::Skip("select vector without an expected invoker".into());
     }
     // The rule must hold whatever the balancer picks: check it many times.
-    for _ in 0..50 {
-        let got = core
-            .select(&*lb, &inv, &set, &selected)
-            .map(|i| name_of(&i))
-            .unwrap_or_default();
+    for _ in 0..runs {
+        let picked = core.select(&*lb, &inv, &set, &selected);
+        if let Some(want) = availability {
+            let got = picked.as_ref().map(|i| i.is_available());
+            if got != Some(want) {
+                return Outcome::Fail(format!(
+                    "select: expected an invoker with isAvailable()={want}, got {:?}",
+                    picked.as_ref().map(&name_of)
+                ));
+            }
+        }
+        let got = picked.map(|i| name_of(&i)).unwrap_or_default();
         if let Some(e) = &exact {
             if &got != e {
                 return Outcome::Fail(format!("select: expected {e}, got {got:?}"));
@@ -613,6 +805,40 @@ fn select(v: &Value) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// The invoker name a vector pins the balancer's pick to: a string field whose name mentions
+/// the balancer (`lb_select`, `lb_returns`, `loadbalance_pick`, ...) and whose value names one
+/// of the invokers.
+fn pinned_pick(v: &Value, invokers: &[SharedInvoker]) -> Option<String> {
+    let obj = v.as_object()?;
+    obj.iter().find_map(|(k, val)| {
+        let k = k.to_ascii_lowercase();
+        let about_lb = (k.contains("lb") || k.contains("loadbalance") || k.contains("balancer"))
+            && k != "loadbalance";
+        let name = val.as_str()?;
+        (about_lb && invokers.iter().any(|i| i.url().param("name") == Some(name)))
+            .then(|| name.to_owned())
+    })
+}
+
+/// A balancer that always answers the invoker with this `name` when the list holds it (else
+/// the first), like a mocked `LoadBalance`.
+#[derive(Debug)]
+struct Named(String);
+
+impl LoadBalance for Named {
+    fn select(&self, set: &InvokerSet, _invocation: &Invocation) -> Option<usize> {
+        if set.is_empty() {
+            return None;
+        }
+        Some(
+            set.invokers()
+                .iter()
+                .position(|i| i.url().param("name") == Some(self.0.as_str()))
+                .unwrap_or(0),
+        )
+    }
 }
 
 /// Sticky with `cluster.availablecheck=false` never sticks: a cycling balancer keeps moving.
@@ -730,10 +956,15 @@ async fn mock_cluster(v: &Value) -> Outcome {
             .collect();
         specs.push(serde_json::json!({"url": format!("mock://localhost/{HELLO}?{}", q.join("&"))}));
     }
-    let invokers: Vec<SharedInvoker> = specs
+    let scripted_list: Vec<Arc<Scripted>> = specs
         .iter()
         .enumerate()
-        .map(|(i, sp)| scripted(i, sp, HELLO) as SharedInvoker)
+        .map(|(i, sp)| scripted(i, sp, HELLO))
+        .collect();
+    let provider = scripted_list[0].clone();
+    let invokers: Vec<SharedInvoker> = scripted_list
+        .into_iter()
+        .map(|i| i as SharedInvoker)
         .collect();
     let dir: Arc<dyn Directory> = Arc::new(StaticDirectory::new(url, invokers));
     let registry = Arc::new(MockRegistry::new());
@@ -759,7 +990,22 @@ async fn mock_cluster(v: &Value) -> Outcome {
         if let Some(rt) = s(call, "return_type").or_else(|| hello_return_type(method)) {
             inv = inv.with_return_type(rt);
         }
+        let before = provider.calls.load(Ordering::SeqCst);
         let result = cluster.invoke(&inv).await;
+        // Whether this call reached the (normal) provider: force-mocks never do, methods
+        // without a mock setting always do.
+        for key in [
+            "provider_called",
+            "expect_provider_called",
+            "invokes_provider",
+            "reaches_provider",
+            "called_provider",
+        ] {
+            if let Some(want) = call.get(key).and_then(Value::as_bool) {
+                let called = provider.calls.load(Ordering::SeqCst) > before;
+                checks.push(expect_eq(&format!("{method}: {key}"), want, called));
+            }
+        }
         if let Some(err) = s(call, "expect_error") {
             checks.push(match &result {
                 Ok(r) => {

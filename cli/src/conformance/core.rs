@@ -161,6 +161,11 @@ fn compare_url(v: &Value, u: &Url) -> Outcome {
         expect_str(v, "display_service_key", u.display_service_key().as_deref()),
         expect_str(v, "service_interface", u.service_interface()),
         expect_str(v, "to_service_string", Some(&u.to_service_string())),
+        expect_str(
+            v,
+            "to_service_string_with_keys",
+            Some(&u.to_service_string_with(&string_list(v, "service_string_keys"))),
+        ),
         expect_str(v, "colon_separated_key", Some(&u.colon_separated_key())),
     ];
     if has(v, "port") {
@@ -170,6 +175,14 @@ fn compare_url(v: &Value, u: &Url) -> Outcome {
         checks.push(expect_eq("parameters", p, param_map(u)));
     }
     all(checks)
+}
+
+/// A list of strings (absent or not a list: empty).
+fn string_list<'a>(v: &'a Value, k: &str) -> Vec<&'a str> {
+    v.get(k)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 // ----- url_parse -----
@@ -592,6 +605,11 @@ fn service_key(v: &Value) -> Outcome {
         "getColonSeparatedKey" => Some(u.colon_separated_key()),
         "getCompatibleColonSeparatedKey" => Some(u.compatible_colon_separated_key()),
         // No DNS resolution: both forms use the host as given.
+        // `toServiceString(String... keys)`: those keys as a query.
+        "toServiceString" if !args.is_empty() => {
+            let keys: Vec<&str> = args.iter().flatten().copied().collect();
+            Some(u.to_service_string_with(&keys))
+        }
         "toServiceString" | "toServiceStringWithoutResolving" => Some(u.to_service_string()),
         "getProtocolServiceKey" => u.service_key().map(|k| match u.protocol() {
             Some(p) if !p.is_empty() => format!("{k}:{p}"),

@@ -339,9 +339,45 @@ fn run_directory_steps(v: &Value, consumer: &Url, compat: DubboCompat, add_paths
     Outcome::Pass
 }
 
-fn list_step(dir: &RegistryDirectory, st: &Value) -> Outcome {
+/// The invocation of a `list` step: the method, with the step's `arguments`/`args` (and
+/// `parameter_types`/`types`) if any; `"generic": true` wraps it as
+/// `$invoke(method, types, args)`.
+fn step_invocation(st: &Value) -> Invocation {
     let method = st.get("list").and_then(Value::as_str).unwrap_or("");
-    let result = dir.list(&Invocation::new(method));
+    let args: Vec<Value> = ["arguments", "args"]
+        .iter()
+        .find_map(|k| st.get(*k).and_then(Value::as_array))
+        .cloned()
+        .unwrap_or_default();
+    let types: Vec<String> = ["parameter_types", "types"]
+        .iter()
+        .find_map(|k| st.get(*k).and_then(Value::as_array))
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_else(|| vec!["java.lang.Object".to_owned(); args.len()]);
+    if st.get("generic").and_then(Value::as_bool) == Some(true) {
+        return Invocation::new("$invoke").with_arguments(
+            vec![
+                "java.lang.String".into(),
+                "java.lang.String[]".into(),
+                "java.lang.Object[]".into(),
+            ],
+            vec![Value::from(method), Value::from(types), Value::Array(args)],
+        );
+    }
+    if args.is_empty() {
+        Invocation::new(method)
+    } else {
+        Invocation::new(method).with_arguments(types, args)
+    }
+}
+
+fn list_step(dir: &RegistryDirectory, st: &Value) -> Outcome {
+    let result = dir.list(&step_invocation(st));
     if let Some(want) = s(st, "expect_error_message_contains") {
         return match result {
             Err(e) => Outcome::check(e.message.contains(want), || {

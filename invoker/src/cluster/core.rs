@@ -4,7 +4,8 @@
 //!
 //! Hot path: on the common path (no retry, not sticky) `select` takes no lock and allocates
 //! nothing; the `selected` slice is empty and only retries build one. `reselect` (a rare
-//! path) allocates its candidate list.
+//! path) allocates its candidate list and runs the balancer over it with
+//! [`LoadBalance::select_excluding`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -281,9 +282,17 @@ impl ClusterCore {
             }
         }
         if !candidates.is_empty() {
-            let sub = set.subset(&candidates);
-            let k = lb.select(&sub, invocation).unwrap_or(0).min(sub.len() - 1);
-            return sub.get(k).cloned();
+            // The balancer over the candidates (Dubbo runs it on the sub-list): round robin
+            // keeps its per-identity state in place, consistent hash walks on from the key
+            // on the ring it already has (no rebuild), the others run on the sub-list.
+            let k = if candidates.len() == 1 {
+                candidates[0]
+            } else {
+                lb.select_excluding(set, invocation, &|i| !candidates.contains(&i))
+                    .filter(|i| candidates.contains(i))
+                    .unwrap_or(candidates[0])
+            };
+            return invokers.get(k).cloned();
         }
         let mut retry: Vec<SharedInvoker> = Vec::new();
         for i in selected {

@@ -121,6 +121,42 @@ impl Configurator {
         true
     }
 
+    /// [`Configurator::may_affect`] prepared for many providers: the configurator's
+    /// params are read once, so the test per provider compares a host and a port.
+    pub fn affect_filter(&self, local_host: &str) -> AffectFilter {
+        let cfg = &self.url;
+        let Some(h) = cfg.host() else {
+            return AffectFilter::Never;
+        };
+        let port = (!cfg.has_param("configVersion") && cfg.port() != 0).then_some(cfg.port());
+        let host = (h != ANYHOST && h != local_host).then(|| Box::from(h));
+        let addresses = cfg
+            .param("providerAddresses")
+            .filter(|s| !s.is_empty())
+            .map(|list| {
+                let mut any = false;
+                let mut out: Vec<AddressEntry> = Vec::new();
+                for a in list.split(',') {
+                    if a.matches(':').count() > 1 {
+                        any = true; // IPv6: do not guess
+                        continue;
+                    }
+                    let (ah, ap) = a.rsplit_once(':').unwrap_or((a, ""));
+                    if ah == ANYHOST {
+                        any = true;
+                    } else {
+                        out.push((Box::from(ah), Box::from(ap)));
+                    }
+                }
+                (any, out)
+            });
+        AffectFilter::Some {
+            port,
+            host,
+            addresses,
+        }
+    }
+
     /// The configurator URL.
     pub fn url(&self) -> &Url {
         &self.url
@@ -305,8 +341,116 @@ pub fn configure_all(
     cur
 }
 
+/// One `providerAddresses` entry: host and port text (empty: any port).
+pub type AddressEntry = (Box<str>, Box<str>);
+
+/// [`Configurator::may_affect`] with the configurator's side read once
+/// ([`Configurator::affect_filter`]).
+#[derive(Debug, Clone)]
+pub enum AffectFilter {
+    /// No host: affects nothing.
+    Never,
+    /// The conditions on the provider.
+    Some {
+        /// The port the provider must have (a 2.6-style URL with a port).
+        port: Option<i32>,
+        /// The host the provider must have (neither `0.0.0.0` nor the consumer host).
+        host: Option<Box<str>>,
+        /// `providerAddresses`: whether some entry matches any provider, and the
+        /// `(host, port text)` entries (empty port text: any port).
+        addresses: Option<(bool, Vec<AddressEntry>)>,
+    },
+}
+
+impl AffectFilter {
+    /// The only provider hosts this filter can pass (`None`: any host may pass).
+    pub fn hosts(&self) -> Option<Vec<&str>> {
+        match self {
+            AffectFilter::Never => Some(Vec::new()),
+            AffectFilter::Some { host: Some(h), .. } => Some(vec![&**h]),
+            AffectFilter::Some {
+                host: None,
+                addresses: Some((false, list)),
+                ..
+            } => Some(list.iter().map(|(h, _)| &**h).collect()),
+            AffectFilter::Some { .. } => None,
+        }
+    }
+
+    /// The answer of [`Configurator::may_affect`] for this provider.
+    pub fn may_affect(&self, provider_host: &str, provider_port: i32) -> bool {
+        let AffectFilter::Some {
+            port,
+            host,
+            addresses,
+        } = self
+        else {
+            return false;
+        };
+        if port.is_some_and(|p| p != provider_port) {
+            return false;
+        }
+        if host.as_deref().is_some_and(|h| h != provider_host) {
+            return false;
+        }
+        match addresses {
+            None => true,
+            Some((true, _)) => true,
+            Some((false, list)) => list.iter().any(|(ah, ap)| {
+                &**ah == provider_host && (ap.is_empty() || is_port_text(ap, provider_port))
+            }),
+        }
+    }
+}
+
+/// `text` is exactly `port.to_string()`.
+fn is_port_text(text: &str, port: i32) -> bool {
+    text.parse::<i32>() == Ok(port)
+        && !text.starts_with('+')
+        && (text == "0" || !(text.starts_with('0') || text.starts_with("-0")))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn affect_filter_answers_like_may_affect() {
+        let cfgs = [
+            "override://0.0.0.0/S?providerAddresses=10.0.0.2:20880&configVersion=v3.0&timeout=1",
+            "override://0.0.0.0/S?providerAddresses=10.0.0.2,10.0.0.3:1&timeout=1",
+            "override://0.0.0.0/S?providerAddresses=0.0.0.0:5&timeout=1",
+            "override://0.0.0.0/S?providerAddresses=[::1]:5&timeout=1",
+            "override://10.0.0.2:20880/S?timeout=1",
+            "override://10.0.0.2:20881/S?timeout=1&configVersion=v2.7",
+            "override://10.9.9.9/S?timeout=1",
+            "override://10.0.0.3/S?timeout=1&providerAddresses=10.0.0.3:020880",
+            "override:///S?timeout=1",
+        ];
+        let providers = [
+            ("10.0.0.2", 20880),
+            ("10.0.0.2", 20881),
+            ("10.0.0.3", 1),
+            ("10.0.0.3", 20880),
+            ("10.9.9.9", 20880),
+            ("10.0.0.4", 5),
+        ];
+        for c in cfgs {
+            let Some(cfg) = Configurator::from_url(&u(c)) else {
+                continue;
+            };
+            let f = cfg.affect_filter("10.9.9.9");
+            for (h, p) in providers {
+                assert_eq!(
+                    f.may_affect(h, p),
+                    cfg.may_affect(h, p, "10.9.9.9"),
+                    "{c} on {h}:{p}"
+                );
+                if let Some(hosts) = f.hosts() {
+                    assert!(!f.may_affect(h, p) || hosts.contains(&h), "{c}: {h}");
+                }
+            }
+        }
+    }
+
     use super::*;
 
     fn u(s: &str) -> Url {

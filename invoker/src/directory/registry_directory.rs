@@ -19,12 +19,12 @@ use registry_core::{Registry, Subscription, Url};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::configurator::{configure_all, to_configurators, Configurator};
+use super::configurator::{configure_all, to_configurators, AffectFilter, Configurator};
 use super::group_join::ClusterGroupJoiner;
 use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
 use super::snapshot::{build, is_multi_group, BuildCtx, ChainInputs, Phase, Snapshot};
-use super::table::{Applied, Ctx, ProviderTable};
+use super::table::{host_hash, Applied, Ctx, Entry, ProviderTable};
 use super::Directory;
 use crate::filter::active_limit::CountingFactory;
 use crate::invoker_set::InvokerSet;
@@ -294,7 +294,8 @@ impl RegistryDirectory {
     /// every set and target of the current one and only gets a new chain.
     fn publish_rules(&self, st: &State) {
         let current = self.snapshot.load();
-        if let (Some(inputs), Some(routing)) = (self.chain_inputs(st), current.routing.as_ref()) {
+        let routing = current.routing.as_ref().filter(|r| r.has_targets());
+        if let (Some(inputs), Some(routing)) = (self.chain_inputs(st), routing) {
             let chain = Chain::build(
                 inputs.rules,
                 routing.targets(),
@@ -302,7 +303,8 @@ impl RegistryDirectory {
                 inputs.mode,
                 inputs.exclude_tag,
             );
-            if let Some(snap) = current.with_routing(Arc::new(routing.with_chain(Arc::new(chain))))
+            if let Some(snap) =
+                current.with_routing(Arc::new(routing.with_chain(Arc::new(chain), &current.all)))
             {
                 self.snapshot.store(Arc::new(snap));
                 crate::metrics::snapshot_published();
@@ -530,10 +532,24 @@ impl RegistryDirectory {
                 ..
             } = {
                 let local = self.consumer.host().unwrap_or("");
-                let touched = st.dynamic.take_touched();
-                st.table.remerge(&ctx, &|raw: &Url| {
-                    let (h, p) = (raw.host().unwrap_or(""), raw.port());
-                    touched.iter().any(|c| c.may_affect(h, p, local))
+                let touched: Vec<AffectFilter> = st
+                    .dynamic
+                    .take_touched()
+                    .iter()
+                    .map(|c| c.affect_filter(local))
+                    .collect();
+                // When every configurator names its hosts, entries of other hosts are
+                // skipped on a hash compare, without reading their URL.
+                let hashes: Option<Vec<u64>> = touched.iter().try_fold(Vec::new(), |mut acc, c| {
+                    acc.extend(c.hosts()?.into_iter().map(host_hash));
+                    Some(acc)
+                });
+                st.table.remerge(&ctx, &|e: &Entry| {
+                    if hashes.as_ref().is_some_and(|hs| !hs.contains(&e.host_hash)) {
+                        return false;
+                    }
+                    let (h, p) = (e.raw.host().unwrap_or(""), e.raw.port());
+                    touched.iter().any(|c| c.may_affect(h, p))
                 })
             };
             changed |= c;
@@ -605,16 +621,18 @@ impl RegistryDirectory {
     }
 
     fn update_provider_apps(&self, st: &State) {
-        let mut apps: Vec<String> = Vec::new();
+        // Entries share their interned application name: mostly a pointer compare.
+        let mut seen: Vec<&Arc<str>> = Vec::new();
         for e in st.table.entries() {
             if e.mock || e.invoker.is_none() {
                 continue;
             }
-            let app = crate::router::sample::provider_application(&e.raw);
-            if !app.is_empty() && !apps.iter().any(|a| a == app) {
-                apps.push(app.to_owned());
+            let Some(app) = &e.app else { continue };
+            if !seen.iter().any(|a| Arc::ptr_eq(a, app) || ***a == **app) {
+                seen.push(app);
             }
         }
+        let apps: Vec<String> = seen.iter().map(|a| a.to_string()).collect();
         self.provider_apps.send_if_modified(|cur| {
             if *cur == apps {
                 false

@@ -16,6 +16,7 @@ use super::routing::Routing;
 use super::table::Entry;
 use crate::invoker_set::InvokerSet;
 use crate::router::chain::{Chain, ChainMode, RuleSet};
+use crate::router::fields::TargetFields;
 use crate::router::target::Target;
 use crate::router::{route_all, Router};
 use crate::rpc::{Invocation, SharedInvoker};
@@ -165,12 +166,24 @@ pub(crate) fn target_of(e: &Entry, inv: &SharedInvoker, mode: ChainMode) -> Targ
 
 /// The routing of a shared set: targets aligned with `all`.
 pub(crate) fn routing_for<'e>(
-    all: &InvokerSet,
+    all: &Arc<InvokerSet>,
     entries: impl Iterator<Item = &'e Entry>,
     consumer: &Url,
     inputs: &ChainInputs<'_>,
 ) -> Routing {
     let entries: Vec<&'e Entry> = entries.collect();
+    if inputs.rules.is_empty() && !entries.iter().any(|e| e.tagged) {
+        // No rule and no static tag: nothing to route, no targets to build (a rule change
+        // rebuilds the snapshot).
+        let chain = Chain::build(
+            inputs.rules,
+            &[],
+            inputs.consumer_app,
+            inputs.mode,
+            inputs.exclude_tag,
+        );
+        return Routing::without_targets(Arc::new(chain), consumer.clone());
+    }
     let aligned = entries.len() == all.len()
         && entries
             .iter()
@@ -213,7 +226,13 @@ pub(crate) fn routing_for<'e>(
         inputs.mode,
         inputs.exclude_tag,
     );
-    Routing::new(Arc::new(chain), Arc::from(targets), consumer.clone())
+    Routing::new(
+        Arc::new(chain),
+        Arc::from(targets),
+        Arc::new(TargetFields::new()),
+        consumer.clone(),
+        all,
+    )
 }
 
 /// True when the consumer's `group` asks for several groups (`*` or a list).

@@ -48,7 +48,31 @@ pub(crate) struct Entry {
     /// Excluded by the consumer's `protocol` (independent of configurators).
     pub filtered: bool,
     pub sort_key: Option<Arc<str>>,
+    /// The invoker's URL has a static tag (`dubbo.tag`): read once here, so a snapshot
+    /// without rules knows without reading every URL that it needs no routing targets.
+    pub tagged: bool,
+    /// The provider application of `raw` (`provider_application`), interned per table;
+    /// `None` when empty.
+    pub app: Option<Arc<str>>,
+    /// [`host_hash`] of `raw`'s host: configurator changes find the providers of a host
+    /// without reading every URL.
+    pub host_hash: u64,
     epoch: u64,
+}
+
+/// The hash [`Entry::host_hash`] holds.
+pub(crate) fn host_hash(host: &str) -> u64 {
+    use std::hash::BuildHasher;
+    FxBuildHasher.hash_one(host)
+}
+
+/// True when the invoker's URL carries a non-empty `dubbo.tag`.
+fn is_tagged(inv: Option<&SharedInvoker>) -> bool {
+    inv.is_some_and(|i| {
+        i.url()
+            .param(crate::router::tag::TAG_KEY)
+            .is_some_and(|t| !t.is_empty())
+    })
 }
 
 #[derive(Debug)]
@@ -84,6 +108,8 @@ pub(crate) struct ProviderTable {
     order: Vec<u32>,
     /// The previous `order` buffer, reused by the next apply.
     spare_order: Vec<u32>,
+    /// Provider application names, shared by the entries.
+    app_pool: Vec<Arc<str>>,
     epoch: u64,
 }
 
@@ -158,6 +184,17 @@ impl ProviderTable {
                 !comma_split(p).contains(&proto)
             });
         let mock = is_mock_provider(raw);
+        let app = crate::router::sample::provider_application(raw);
+        let app = (!app.is_empty()).then(|| match self.app_pool.iter().find(|a| &***a == app) {
+            Some(a) => a.clone(),
+            None => {
+                let a: Arc<str> = Arc::from(app);
+                if self.app_pool.len() < 256 {
+                    self.app_pool.push(a.clone());
+                }
+                a
+            }
+        });
         let mut e = Entry {
             raw: raw.clone(),
             merged: raw.clone(),
@@ -165,12 +202,16 @@ impl ProviderTable {
             mock,
             filtered,
             sort_key: None,
+            tagged: false,
+            app,
+            host_hash: host_hash(raw.host().unwrap_or("")),
             epoch: self.epoch,
         };
         if !filtered {
             e.merged = invoker_url(raw, ctx.consumer, ctx.configurators, ctx.compat);
             if is_enabled(&e.merged) {
                 e.invoker = self.acquire(&e.merged, mock, ctx);
+                e.tagged = is_tagged(e.invoker.as_ref());
             }
             if ctx.sort_keys {
                 e.sort_key = Some(Arc::from(e.merged.to_string()));
@@ -328,7 +369,7 @@ impl ProviderTable {
     /// the new list may touch, so the others keep their merged URL unchanged). Entries whose
     /// merged URL is unchanged keep their invoker. When the result would have no valid
     /// provider while there was one, nothing changes (§7.2 step 4).
-    pub fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Url) -> bool) -> Applied {
+    pub fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Entry) -> bool) -> Applied {
         let valid_before = self.valid();
         let mut plan: Vec<(u32, Url, Option<SharedInvoker>)> = Vec::new();
         let mut valid_after = valid_before;
@@ -337,7 +378,7 @@ impl ProviderTable {
             let Some(Some(e)) = self.slots.get(i as usize) else {
                 continue;
             };
-            if e.filtered || !affected(&e.raw) {
+            if e.filtered || !affected(e) {
                 continue;
             }
             let merged = invoker_url(&e.raw, ctx.consumer, ctx.configurators, ctx.compat);
@@ -378,6 +419,7 @@ impl ProviderTable {
             };
             let old_merged = std::mem::replace(&mut e.merged, merged);
             let old_inv = std::mem::replace(&mut e.invoker, inv);
+            e.tagged = is_tagged(e.invoker.as_ref());
             if ctx.sort_keys {
                 e.sort_key = Some(Arc::from(e.merged.to_string()));
             }
@@ -397,6 +439,7 @@ impl ProviderTable {
         let retired = self.referred.drain().map(|(_, r)| r.invoker).collect();
         *self = ProviderTable {
             epoch: self.epoch,
+            app_pool: std::mem::take(&mut self.app_pool),
             ..ProviderTable::default()
         };
         retired

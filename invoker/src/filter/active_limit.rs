@@ -5,8 +5,9 @@
 //!   (calls are still counted).
 //! - Admission is an atomic compare-and-swap on the method's active count: it never admits more
 //!   than `max` calls, however many callers race.
-//! - A call that cannot be admitted waits for a slot to be released, at most
-//!   `getMethodParameter(method, "timeout", 0)` ms, then fails with `LIMIT_EXCEEDED` (code 7)
+//! - A call that cannot be admitted waits for a slot to be released, at most the remaining
+//!   part of `getMethodParameter(method, "timeout", 0)` ms of the invoker URL (method level
+//!   first), then fails with `LIMIT_EXCEEDED` (code 7)
 //!   "Waiting concurrent invoke timeout in client-side ...". **`timeout <= 0` rejects at
 //!   once**: Dubbo's `wait(0)` waits for one release and then always throws, so waiting buys
 //!   nothing; failing fast keeps the outcome and never parks a caller without a bound.
@@ -91,6 +92,9 @@ impl ActiveLimitInvoker {
         let timeout = url.method_param_i64(method, "timeout", 0);
         let start = tokio::time::Instant::now();
         if timeout > 0 {
+            // Dubbo's loop: retry admission, wait at most the remaining time for a release,
+            // and give up as soon as the remaining time is used up (checked after every
+            // wake-up, before trying again).
             let deadline = start + std::time::Duration::from_millis(timeout.unsigned_abs());
             loop {
                 let notified = ms.released().notified();
@@ -99,12 +103,11 @@ impl ActiveLimitInvoker {
                 if let Some(g) = self.status.try_begin(&ms, max) {
                     return Ok(g);
                 }
-                if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                if tokio::time::timeout_at(deadline, notified).await.is_err()
+                    || tokio::time::Instant::now() >= deadline
+                {
                     break;
                 }
-            }
-            if let Some(g) = self.status.try_begin(&ms, max) {
-                return Ok(g);
             }
         }
         Err(limit_exceeded(

@@ -93,22 +93,21 @@ impl MockClusterInvoker {
         )
     }
 
-    fn do_mock_invoke(
+    async fn do_mock_invoke(
         &self,
         invocation: &Invocation,
         consumer_url: &Url,
         cause: Option<&RpcError>,
     ) -> RpcResult {
         crate::metrics::mocked();
-        let _span = tracing::debug_span!(
+        let span = tracing::debug_span!(
             "mock",
             service = consumer_url.service_interface().unwrap_or(""),
             method = invocation.real_method(),
             cause = cause.map(|c| c.message.as_str()).unwrap_or("force"),
-        )
-        .entered();
-        let mock = self.mock_invoker(invocation, consumer_url);
-        match mock.answer(invocation) {
+        );
+        let mock = span.in_scope(|| self.mock_invoker(invocation, consumer_url));
+        match tracing::Instrument::instrument(mock.answer_async(invocation), span).await {
             Ok(r) => Ok(r),
             Err(e) if e.is_biz() => Err(e),
             Err(e) => {
@@ -149,7 +148,7 @@ impl Invoker for MockClusterInvoker {
                     method = invocation.real_method(),
                     "force-mock: the providers are not called"
                 );
-                self.do_mock_invoke(invocation, &consumer_url, None)
+                self.do_mock_invoke(invocation, &consumer_url, None).await
             }
             MockDecision::Fail => match self.inner.invoke(invocation).await {
                 Ok(r) => Ok(r),
@@ -157,6 +156,7 @@ impl Invoker for MockClusterInvoker {
                 Err(e) => {
                     info!(method = invocation.real_method(), error = %e, "fail-mock: the call failed, answering from the mock");
                     self.do_mock_invoke(invocation, &consumer_url, Some(&e))
+                        .await
                 }
             },
         }

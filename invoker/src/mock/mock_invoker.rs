@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use registry_core::Url;
 
 use super::is_config_default;
-use super::registry::MockRegistry;
+use super::registry::{MockRegistry, RegisteredImpl};
 use super::value::{parse_mock_value, JavaType};
 use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult};
 
@@ -48,6 +48,14 @@ pub fn normalize_mock(mock: Option<&str>) -> Option<String> {
     Some(m.to_owned())
 }
 
+/// What the mock string asks for.
+enum Prepared {
+    /// A `return` value.
+    Value(RpcResponse),
+    /// An impl mock to run.
+    Impl(RegisteredImpl),
+}
+
 /// Answers calls from the `mock` parameter of its URL: the consumer URL, or the URL of a
 /// `mock://` provider.
 #[derive(Debug, Clone)]
@@ -67,8 +75,38 @@ impl MockInvoker {
         }
     }
 
-    /// Runs the mock for one call (synchronous: no I/O happens).
+    /// Runs the mock for one call without waiting: `return`, `throw` and synchronous impl
+    /// mocks answer here; an asynchronous impl mock ([`crate::mock::AsyncMockImpl`]) cannot,
+    /// and gives an error saying so: use [`MockInvoker::answer_async`] (what the mock cluster
+    /// does).
     pub fn answer(&self, invocation: &Invocation) -> RpcResult {
+        match self.prepare(invocation)? {
+            Prepared::Value(r) => Ok(r),
+            Prepared::Impl(RegisteredImpl::Sync(imp)) => imp.invoke(invocation),
+            Prepared::Impl(RegisteredImpl::Async(_)) => Err(RpcError::new(
+                RpcErrorCode::Unknown,
+                format!(
+                    "the impl mock for {} answers asynchronously; await MockInvoker::answer_async",
+                    invocation.real_method()
+                ),
+            )),
+        }
+    }
+
+    /// Runs the mock for one call, awaiting an asynchronous impl mock's future (Dubbo's proxy
+    /// invoker over a mock method returning `CompletableFuture`: the call completes with the
+    /// future's value or error).
+    pub async fn answer_async(&self, invocation: &Invocation) -> RpcResult {
+        match self.prepare(invocation)? {
+            Prepared::Value(r) => Ok(r),
+            Prepared::Impl(RegisteredImpl::Sync(imp)) => imp.invoke(invocation),
+            Prepared::Impl(RegisteredImpl::Async(imp)) => imp.invoke(invocation).await,
+        }
+    }
+
+    /// Decodes the mock string: a value (`return`), an error (`throw`, bad mock) or the impl
+    /// mock to run.
+    fn prepare(&self, invocation: &Invocation) -> Result<Prepared, RpcError> {
         let method = invocation.real_method();
         let raw = self
             .url
@@ -87,7 +125,7 @@ impl MockInvoker {
             let v = v.trim();
             let rt = invocation.return_type().map(JavaType::parse);
             return match parse_mock_value(v, rt.as_ref()) {
-                Ok(value) => Ok(RpcResponse::new(value)),
+                Ok(value) => Ok(Prepared::Value(RpcResponse::new(value))),
                 Err(e) => Err(RpcError::new(
                     RpcErrorCode::Unknown,
                     format!(
@@ -117,8 +155,8 @@ impl MockInvoker {
         } else {
             mock
         };
-        match self.registry.impl_for(&class) {
-            Some(imp) => imp.invoke(invocation),
+        match self.registry.registered(&class) {
+            Some(imp) => Ok(Prepared::Impl(imp)),
             None => Err(RpcError::new(
                 RpcErrorCode::Unknown,
                 format!(
@@ -136,6 +174,6 @@ impl Invoker for MockInvoker {
     }
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
-        self.answer(invocation)
+        self.answer_async(invocation).await
     }
 }

@@ -14,7 +14,9 @@
 //! - `throw`: a non-biz error "mocked exception for service degradation.";
 //!   `throw <Class>`: a biz error carrying that class (the class must be known to the
 //!   [`MockRegistry`]);
-//! - otherwise an impl mock registered by class name (`true`/`default` → `<Interface>Mock`).
+//! - otherwise an impl mock registered by class name (`true`/`default` → `<Interface>Mock`);
+//!   an [`AsyncMockImpl`] (a mock class whose methods return `CompletableFuture`) answers
+//!   through a future that the call awaits.
 
 mod cluster_invoker;
 mod mock_invoker;
@@ -23,7 +25,7 @@ mod value;
 
 pub use cluster_invoker::{MockClusterInvoker, MockDecision};
 pub use mock_invoker::{normalize_mock, MockInvoker};
-pub use registry::{MockImpl, MockRegistry};
+pub use registry::{AsyncMockImpl, MockImpl, MockRegistry, RegisteredImpl};
 pub use value::{empty_value, parse_mock_value, JavaType};
 
 /// Dubbo's `ConfigUtils.isEmpty`: absent, empty, or (case-insensitive) `false`, `0`, `null`,

@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+use futures::future::BoxFuture;
 use parking_lot::RwLock;
 
 use crate::rpc::{Invocation, RpcResult};
@@ -20,6 +21,42 @@ where
 {
     fn invoke(&self, invocation: &Invocation) -> RpcResult {
         self(invocation)
+    }
+}
+
+/// An impl mock whose answers complete later: the counterpart of a Java mock class whose
+/// methods return a `CompletableFuture` (Dubbo's proxy invoker waits for the future and the
+/// call completes with its value or its exception). The returned future is awaited by the
+/// mock cluster; it must not borrow the invocation (clone what it needs).
+pub trait AsyncMockImpl: Send + Sync {
+    /// Starts answering one call.
+    fn invoke(&self, invocation: &Invocation) -> BoxFuture<'static, RpcResult>;
+}
+
+impl<F> AsyncMockImpl for F
+where
+    F: Fn(&Invocation) -> BoxFuture<'static, RpcResult> + Send + Sync,
+{
+    fn invoke(&self, invocation: &Invocation) -> BoxFuture<'static, RpcResult> {
+        self(invocation)
+    }
+}
+
+/// One registered impl mock.
+#[derive(Clone)]
+pub enum RegisteredImpl {
+    /// Answers at once ([`MockImpl`]).
+    Sync(Arc<dyn MockImpl>),
+    /// Answers through a future ([`AsyncMockImpl`]).
+    Async(Arc<dyn AsyncMockImpl>),
+}
+
+impl fmt::Debug for RegisteredImpl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RegisteredImpl::Sync(_) => "Sync",
+            RegisteredImpl::Async(_) => "Async",
+        })
     }
 }
 
@@ -46,7 +83,7 @@ const BUILTIN_EXCEPTIONS: &[&str] = &[
 /// Impl mocks and exception classes, looked up by (Java) class name.
 #[derive(Default)]
 pub struct MockRegistry {
-    impls: RwLock<HashMap<String, Arc<dyn MockImpl>>>,
+    impls: RwLock<HashMap<String, RegisteredImpl>>,
     exceptions: RwLock<HashSet<String>>,
 }
 
@@ -75,11 +112,31 @@ impl MockRegistry {
     /// `mock=true` / `mock=default` for interface `com.foo.DemoService`, or by
     /// `mock=com.foo.DemoServiceMock`).
     pub fn register_impl(&self, class_name: impl Into<String>, imp: Arc<dyn MockImpl>) {
-        self.impls.write().insert(class_name.into(), imp);
+        self.impls
+            .write()
+            .insert(class_name.into(), RegisteredImpl::Sync(imp));
     }
 
-    /// The impl mock registered under `class_name`.
+    /// Registers an impl mock that answers asynchronously (a Java mock class whose methods
+    /// return `CompletableFuture`), found by the same names as [`MockRegistry::register_impl`]
+    /// (which it replaces for that name, and the other way round).
+    pub fn register_async_impl(&self, class_name: impl Into<String>, imp: Arc<dyn AsyncMockImpl>) {
+        self.impls
+            .write()
+            .insert(class_name.into(), RegisteredImpl::Async(imp));
+    }
+
+    /// The synchronous impl mock registered under `class_name` (`None` for an asynchronous
+    /// one: see [`MockRegistry::registered`]).
     pub fn impl_for(&self, class_name: &str) -> Option<Arc<dyn MockImpl>> {
+        match self.impls.read().get(class_name)? {
+            RegisteredImpl::Sync(i) => Some(i.clone()),
+            RegisteredImpl::Async(_) => None,
+        }
+    }
+
+    /// The impl mock registered under `class_name`, synchronous or asynchronous.
+    pub fn registered(&self, class_name: &str) -> Option<RegisteredImpl> {
         self.impls.read().get(class_name).cloned()
     }
 

@@ -34,13 +34,30 @@ pub enum JavaType {
     Other(String),
     /// A user class (POJO): empty is an object with no fields set.
     Pojo(String),
+    /// No usable type: what Java's `ReflectUtils.getReturnTypes` gives for a raw `Future` /
+    /// `CompletableFuture` (no type argument) or a wildcard argument (`CompletableFuture<?>`).
+    /// Empty is `null` and values are not converted, as with no return type at all.
+    Unknown,
 }
 
 impl JavaType {
     /// Maps a Java type name (`int`, `java.lang.String`, `String`, `java.util.List<User>`,
-    /// `long[]`, `com.foo.User`) to a [`JavaType`]. `CompletableFuture<T>` maps to `T`.
+    /// `long[]`, `com.foo.User`) to a [`JavaType`].
+    ///
+    /// Async methods (`ReflectUtils.getReturnTypes`): a `Future` or `CompletableFuture` with a
+    /// type argument `T` maps to `T`; without one, or with a wildcard (`?`), to
+    /// [`JavaType::Unknown`]. `CompletionStage` is not a `Future` in Java, so it is an ordinary
+    /// JDK interface ([`JavaType::Other`]).
+    ///
+    /// The empty-value classes follow `getEmptyObject`'s `isAssignableFrom` tests: every type
+    /// `ArrayList` is assignable to (`Object`, `Iterable`, `Collection`, `List`,
+    /// `RandomAccess`, `Cloneable`, `Serializable`, ...) is a list; then `HashSet`'s (`Set`,
+    /// `AbstractSet`) a set; then `HashMap`'s (`Map`, `AbstractMap`) a map.
     pub fn parse(name: &str) -> JavaType {
         let name = name.trim();
+        if name == "?" || name.starts_with("? ") {
+            return JavaType::Unknown;
+        }
         if let Some(elem) = name.strip_suffix("[]") {
             return JavaType::Array(Box::new(JavaType::parse(elem)));
         }
@@ -60,9 +77,11 @@ impl JavaType {
             "java.util.concurrent.CompletableFuture"
                 | "CompletableFuture"
                 | "java.util.concurrent.Future"
-                | "java.util.concurrent.CompletionStage"
+                | "Future"
         ) {
-            return generic.map_or(JavaType::Object, JavaType::parse);
+            return generic
+                .filter(|g| !g.is_empty())
+                .map_or(JavaType::Unknown, JavaType::parse);
         }
         let elem = || generic.map(|g| Box::new(JavaType::parse(g)));
         let simple = base
@@ -79,8 +98,16 @@ impl JavaType {
             "float" | "double" | "Float" | "Double" => JavaType::Float,
             "String" => JavaType::Str,
             "Object" => JavaType::Object,
-            "List" | "Collection" | "Iterable" | "ArrayList" | "AbstractList"
-            | "AbstractCollection" => JavaType::List(elem()),
+            "List"
+            | "Collection"
+            | "Iterable"
+            | "ArrayList"
+            | "AbstractList"
+            | "AbstractCollection"
+            | "RandomAccess"
+            | "SequencedCollection" => JavaType::List(elem()),
+            // Marker interfaces ArrayList implements: `getEmptyObject` gives an ArrayList.
+            "java.io.Serializable" | "Serializable" | "Cloneable" => JavaType::List(None),
             "Set" | "HashSet" | "AbstractSet" => JavaType::Set(elem()),
             "Map" | "HashMap" | "AbstractMap" => JavaType::Map,
             _ if base.starts_with("java.") || base.starts_with("javax.") => {
@@ -98,7 +125,7 @@ pub fn empty_value(t: Option<&JavaType>) -> Value {
     match t {
         None => Value::Null,
         Some(t) => match t {
-            JavaType::Void | JavaType::Other(_) => Value::Null,
+            JavaType::Void | JavaType::Other(_) | JavaType::Unknown => Value::Null,
             JavaType::Boolean => Value::Bool(false),
             JavaType::Char => Value::String("\0".to_owned()),
             JavaType::Integer => Value::from(0),

@@ -81,8 +81,9 @@ impl RuleSet {
     }
 }
 
+/// One router of a chain.
 #[derive(Debug, Clone)]
-enum Stage {
+pub(crate) enum Stage {
     Tag,
     Condition(Arc<ConditionRule>),
     Url(Arc<UrlCondition>),
@@ -213,6 +214,21 @@ impl Chain {
     /// True when the tag router is in the chain (not excluded by the consumer's `router`).
     pub fn has_tag_stage(&self) -> bool {
         self.stages.iter().any(|s| matches!(s, Stage::Tag))
+    }
+
+    /// The condition-matching dialect.
+    pub(crate) fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The tag rule resolved for the providers, if any.
+    pub(crate) fn resolved_tags(&self) -> Option<&ResolvedTags> {
+        self.tag.as_ref()
+    }
+
+    /// The routers, in order.
+    pub(crate) fn stages(&self) -> &[Stage] {
+        &self.stages
     }
 
     /// Routes `input` (indices into `targets`, in order) for one call. `pick(sum)` draws

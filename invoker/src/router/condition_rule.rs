@@ -3,8 +3,10 @@
 
 use registry_core::Url;
 
+use crate::router::bits::Bits;
 use crate::router::condition::multi_dest::MultiDestRouter;
 use crate::router::condition::{ConditionRouter, Dialect};
+use crate::router::fields::TargetFields;
 use crate::router::rule_doc::{parse_condition_doc, ConditionBody, ConditionDoc};
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
@@ -127,4 +129,67 @@ impl ConditionRule {
             }
         }
     }
+
+    /// The then-part masks of every condition of the rule over `targets` (for
+    /// [`ConditionRule::route_masked`]).
+    pub(crate) fn masks(
+        &self,
+        targets: &[Target],
+        fields: &TargetFields,
+        consumer: &Url,
+    ) -> RuleMasks {
+        RuleMasks(match &self.compiled {
+            Compiled::V30(rs) => rs
+                .iter()
+                .map(|r| vec![r.then_mask(targets, fields, consumer)])
+                .collect(),
+            Compiled::V31(rs) => rs
+                .iter()
+                .map(|r| r.dest_masks(targets, fields, consumer))
+                .collect(),
+        })
+    }
+
+    /// [`ConditionRule::route`] over the targets `masks` was computed for (same answers; the
+    /// then-parts are bit tests).
+    pub(crate) fn route_masked(
+        &self,
+        masks: &RuleMasks,
+        input: &mut Vec<u32>,
+        consumer: &Url,
+        call: &RouteCall<'_>,
+        pick: &mut dyn FnMut(i64) -> i64,
+    ) {
+        let bit = |r: usize, d: usize, i: u32| {
+            masks
+                .0
+                .get(r)
+                .and_then(|m| m.get(d))
+                .and_then(Option::as_ref)
+                .is_some_and(|b| b.get(i))
+        };
+        match &self.compiled {
+            Compiled::V30(rs) => {
+                for (ri, r) in rs.iter().enumerate() {
+                    r.route_by(input, consumer, call, |_, i| bit(ri, 0, i));
+                    if input.is_empty() {
+                        return;
+                    }
+                }
+            }
+            Compiled::V31(rs) => {
+                for (ri, r) in rs.iter().enumerate() {
+                    r.route_by(input, consumer, call, pick, |d, _, i| bit(ri, d, i));
+                    if input.is_empty() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
 }
+
+/// Per condition of a rule, per destination (one for v3.0), the providers its then-part
+/// matches; `None` where the mask is never read.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RuleMasks(Vec<Vec<Option<Bits>>>);

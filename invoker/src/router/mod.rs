@@ -17,10 +17,13 @@ use registry_core::Url;
 
 use crate::rpc::SharedInvoker;
 
+mod bits;
 pub mod chain;
+pub mod compiled;
 pub mod condition;
 pub mod condition_rule;
 mod error;
+pub mod fields;
 pub mod mock;
 pub mod rule_doc;
 mod rule_key;

@@ -75,9 +75,10 @@ impl Invocation {
         &self.method
     }
 
-    /// The real method name: the first argument for generic `$invoke`/`$invokeAsync`.
+    /// The real method name (`RpcUtils.getMethodName`): for `$invoke`/`$invokeAsync` whose
+    /// first argument is a string, that string; otherwise the method name.
     pub fn real_method(&self) -> &str {
-        if self.is_generic() {
+        if self.is_generic_name() {
             if let Some(Value::String(m)) = self.arguments.first() {
                 return m;
             }
@@ -85,14 +86,19 @@ impl Invocation {
         &self.method
     }
 
-    /// The real arguments: the third argument (an array) for generic calls.
+    /// The real arguments (`RpcUtils.getArguments`): for `$invoke`/`$invokeAsync` whose third
+    /// argument is an array, that array; otherwise the arguments.
     pub fn real_arguments(&self) -> &[Value] {
-        if self.is_generic() {
+        if self.is_generic_name() {
             if let Some(Value::Array(a)) = self.arguments.get(2) {
                 return a;
             }
         }
         &self.arguments
+    }
+
+    fn is_generic_name(&self) -> bool {
+        matches!(&*self.method, "$invoke" | "$invokeAsync")
     }
 
     /// True for `$invoke` / `$invokeAsync`.

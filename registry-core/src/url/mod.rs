@@ -335,8 +335,16 @@ impl Url {
         non_empty(self.method_param_strict(method, key)).is_some()
     }
 
-    /// `getAnyMethodParameter(k)`: the value of the first `<m>.<k>` for any method `m`.
+    /// `getAnyMethodParameter(k)` (`URLParam`): with a non-empty `methods` param, the first
+    /// non-empty `<m>.<k>` for `m` in `methods` (split at `,`, in list order, exact names: a
+    /// method not listed is never consulted); without `methods`, the first `<m>.<k>` of any
+    /// method `m` (by key order; Java's hash order is unspecified).
     pub fn any_method_param(&self, key: &str) -> Option<&str> {
+        if let Some(methods) = non_empty(self.param("methods")) {
+            return methods
+                .split(',')
+                .find_map(|m| non_empty(self.raw_method_param(m, key)));
+        }
         self.params()
             .find(|(k, _)| k.split_once('.').is_some_and(|(_, rest)| rest == key))
             .map(|(_, v)| v)
@@ -420,6 +428,26 @@ impl Url {
         if let Some(k) = self.service_key().filter(|k| !k.is_empty()) {
             s.push('/');
             s.push_str(&k);
+        }
+        s
+    }
+
+    /// `toServiceString(String... parameters)` (`buildString(true, true, true, true, keys)`):
+    /// [`Url::to_service_string`] followed by a query of the listed keys that the URL has,
+    /// sorted by key, values trimmed (`?a=1&b=2`; nothing when none is present). An empty
+    /// `keys` list keeps every parameter, as Java's `buildParameters` does for an empty array.
+    pub fn to_service_string_with(&self, keys: &[&str]) -> String {
+        let mut s = self.to_service_string();
+        let mut first = true;
+        for (k, v) in self.params() {
+            if k.is_empty() || !(keys.is_empty() || keys.contains(&k)) {
+                continue;
+            }
+            s.push(if first { '?' } else { '&' });
+            first = false;
+            s.push_str(k);
+            s.push('=');
+            s.push_str(v.trim());
         }
         s
     }

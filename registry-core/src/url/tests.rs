@@ -160,6 +160,44 @@ fn service_string_keeps_credentials_but_no_params() {
 }
 
 #[test]
+fn service_string_with_keys_keeps_them_as_a_query() {
+    let x = u("dubbo://admin:pw@10.0.0.1:20880/a.B?version=1.0.0&group=g&k=v&app=x&z=1");
+    assert_eq!(
+        x.to_service_string_with(&["z", "k", "missing"]),
+        "dubbo://admin:pw@10.0.0.1:20880/g/a.B:1.0.0?k=v&z=1"
+    );
+    assert_eq!(
+        x.to_service_string_with(&["missing"]),
+        "dubbo://admin:pw@10.0.0.1:20880/g/a.B:1.0.0"
+    );
+    // An empty key list keeps every parameter (Java's buildParameters with an empty array).
+    assert_eq!(
+        x.to_service_string_with(&[]),
+        "dubbo://admin:pw@10.0.0.1:20880/g/a.B:1.0.0?app=x&group=g&k=v&version=1.0.0&z=1"
+    );
+}
+
+#[test]
+fn any_method_param_honours_the_methods_list() {
+    // Listed methods are consulted in list order; unlisted ones never.
+    let x = u("a://h?methods=b,a&a.timeout=1&b.timeout=2&c.timeout=3");
+    assert_eq!(x.any_method_param("timeout"), Some("2"));
+    let y = u("a://h?methods=a,c&b.timeout=2&c.timeout=3");
+    assert_eq!(y.any_method_param("timeout"), Some("3"));
+    let z = u("a://h?methods=a&b.timeout=2");
+    assert_eq!(z.any_method_param("timeout"), None);
+    // Exact names, not the substring test of getMethodParameterStrict.
+    let w = u("a://h?methods=sayHello&say.timeout=2");
+    assert_eq!(w.any_method_param("timeout"), None);
+    assert_eq!(w.method_param_strict("say", "timeout"), Some("2"));
+    // No methods list: any method.
+    assert_eq!(
+        u("a://h?b.timeout=2").any_method_param("timeout"),
+        Some("2")
+    );
+}
+
+#[test]
 fn service_address_consumer_methods_do_not_filter() {
     let p = u("dubbo://10.0.0.1:20880/S?methods=a,b&timeout=1");
     let c = u("consumer://10.0.0.9/S?methods=x&b.timeout=7");

@@ -129,6 +129,12 @@ impl KeyMatcher {
         }
     }
 
+    /// The value a then-part reads from a provider URL (no call). Only a
+    /// [`MatcherKind::Param`] key reads the URL; the other kinds give a constant.
+    pub(crate) fn then_value<'a>(&self, sample: &'a Url, dialect: Dialect) -> Option<Cow<'a, str>> {
+        self.value(sample, None, dialect)
+    }
+
     /// `AbstractConditionMatcher#isMatch`. `sample` is the consumer URL (when-part) or the
     /// provider URL (then-part); `param` is the consumer URL in a then-part; `call` is the
     /// invocation in a when-part (`None` in a then-part).
@@ -141,13 +147,24 @@ impl KeyMatcher {
         dialect: Dialect,
     ) -> bool {
         let value = self.value(sample, call, dialect);
+        self.is_match_value(value.as_deref(), param, is_when, dialect)
+    }
+
+    /// [`KeyMatcher::is_match`] on the value already read (`None`: absent).
+    pub fn is_match_value(
+        &self,
+        value: Option<&str>,
+        param: Option<&Url>,
+        is_when: bool,
+        dialect: Dialect,
+    ) -> bool {
         let Some(value) = value else {
             // 3.x: an absent value never matches; 2.x: it passes a mismatch-only condition.
             return dialect == Dialect::V27 && self.matches.is_empty();
         };
         let pm = |p: &String| match dialect {
-            Dialect::V3 => pattern_match(p, &value, param, is_when),
-            Dialect::V27 => super::pattern::glob_with_ref(p, &value, param),
+            Dialect::V3 => pattern_match(p, value, param, is_when),
+            Dialect::V27 => super::pattern::glob_with_ref(p, value, param),
         };
         if self.mismatches.iter().any(pm) {
             return false;

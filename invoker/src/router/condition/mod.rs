@@ -13,6 +13,11 @@ pub mod pattern;
 use registry_core::Url;
 
 use self::parse::{parse_condition, Parsed, Side};
+use std::sync::Arc;
+
+use self::matcher::MatcherKind;
+use crate::router::bits::Bits;
+use crate::router::fields::{Column, TargetFields};
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
 use crate::router::RouterError;
@@ -54,6 +59,58 @@ pub(crate) fn match_side(
         }
     }
     result
+}
+
+/// The providers of `targets` on which every matcher of the then-part `side` matches (what
+/// [`match_side`] answers for each of them, with `consumer` as the `$` reference URL). Each
+/// key is read through `fields` (once per provider list) and matched once per distinct
+/// value.
+pub(crate) fn side_mask(
+    side: &Side,
+    targets: &[Target],
+    fields: &TargetFields,
+    consumer: &Url,
+    dialect: Dialect,
+) -> Bits {
+    enum Test {
+        Const(bool),
+        Col(Arc<Column>, Vec<bool>),
+    }
+    let n = targets.len();
+    if side.is_empty() {
+        return Bits::from_fn(n, |_| false);
+    }
+    let mut tests = Vec::with_capacity(side.len());
+    for m in side.values() {
+        if m.kind == MatcherKind::Param {
+            let col = fields.column(&m.key, targets);
+            let ok = col
+                .values
+                .iter()
+                .map(|v| m.is_match_value(v.as_deref(), Some(consumer), false, dialect))
+                .collect();
+            tests.push(Test::Col(col, ok));
+        } else {
+            // Attachments and arguments are not in a provider URL: the same for all.
+            let v = m.then_value(consumer, dialect);
+            let ok = m.is_match_value(v.as_deref(), Some(consumer), false, dialect);
+            if !ok {
+                return Bits::from_fn(n, |_| false);
+            }
+            tests.push(Test::Const(ok));
+        }
+    }
+    Bits::from_fn(n, |i| {
+        tests.iter().all(|t| match t {
+            Test::Const(b) => *b,
+            Test::Col(c, ok) => c
+                .ids
+                .get(i)
+                .and_then(|&id| ok.get(id as usize))
+                .copied()
+                .unwrap_or(false),
+        })
+    })
 }
 
 impl ConditionRouter {
@@ -117,6 +174,28 @@ impl ConditionRouter {
         consumer: &Url,
         call: &RouteCall<'_>,
     ) {
+        self.route_by(input, consumer, call, |then, i| {
+            match_side(
+                then,
+                &targets[i as usize].sample,
+                Some(consumer),
+                None,
+                false,
+                self.dialect,
+            )
+        });
+    }
+
+    /// [`ConditionRouter::route`] with the then-part test given: `then_ok(then, i)` must be
+    /// what matching `then` against provider `i` gives (a precomputed [`Bits`] in the
+    /// directory).
+    pub(crate) fn route_by(
+        &self,
+        input: &mut Vec<u32>,
+        consumer: &Url,
+        call: &RouteCall<'_>,
+        then_ok: impl Fn(&Side, u32) -> bool,
+    ) {
         if !self.enabled || input.is_empty() || !self.match_when(consumer, call) {
             return;
         }
@@ -124,31 +203,25 @@ impl ConditionRouter {
             input.clear();
             return;
         };
-        let any = input.iter().any(|&i| {
-            match_side(
-                then,
-                &targets[i as usize].sample,
-                Some(consumer),
-                None,
-                false,
-                self.dialect,
-            )
-        });
+        let any = input.iter().any(|&i| then_ok(then, i));
         if !any {
             if self.force {
                 input.clear();
             }
             return;
         }
-        input.retain(|&i| {
-            match_side(
-                then,
-                &targets[i as usize].sample,
-                Some(consumer),
-                None,
-                false,
-                self.dialect,
-            )
-        });
+        input.retain(|&i| then_ok(then, i));
+    }
+
+    /// The providers of `targets` matching the then-part (`None` when the rule is disabled
+    /// or has no then-part: the mask is never read). `consumer` resolves `$` references.
+    pub(crate) fn then_mask(
+        &self,
+        targets: &[Target],
+        fields: &TargetFields,
+        consumer: &Url,
+    ) -> Option<Bits> {
+        let then = self.parsed.then.as_ref().filter(|_| self.enabled)?;
+        Some(side_mask(then, targets, fields, consumer, self.dialect))
     }
 }

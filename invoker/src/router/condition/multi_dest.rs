@@ -3,7 +3,9 @@
 use registry_core::Url;
 
 use super::parse::{parse_side, Side};
-use super::{match_side, Dialect};
+use super::{match_side, side_mask, Dialect};
+use crate::router::bits::Bits;
+use crate::router::fields::TargetFields;
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
 use crate::router::RouterError;
@@ -91,6 +93,29 @@ impl MultiDestRouter {
         call: &RouteCall<'_>,
         pick: &mut dyn FnMut(i64) -> i64,
     ) {
+        self.route_by(input, consumer, call, pick, |_, cond, i| {
+            match_side(
+                cond,
+                &targets[i as usize].sample,
+                Some(consumer),
+                None,
+                false,
+                self.dialect,
+            )
+        });
+    }
+
+    /// [`MultiDestRouter::route`] with the destination test given: `dest_ok(d, cond, i)`
+    /// must be what matching `cond` (the non-empty condition of destination `d`) against
+    /// provider `i` gives.
+    pub(crate) fn route_by(
+        &self,
+        input: &mut Vec<u32>,
+        consumer: &Url,
+        call: &RouteCall<'_>,
+        pick: &mut dyn FnMut(i64) -> i64,
+        dest_ok: impl Fn(usize, &Side, u32) -> bool,
+    ) {
         if !self.enabled || input.is_empty() {
             return;
         }
@@ -104,23 +129,14 @@ impl MultiDestRouter {
             return;
         }
         let mut candidates: Vec<(i64, Vec<u32>)> = Vec::new();
-        for d in &self.to {
+        for (di, d) in self.to.iter().enumerate() {
             let subset: Vec<u32> = if d.cond.is_empty() {
                 input.clone()
             } else {
                 input
                     .iter()
                     .copied()
-                    .filter(|&i| {
-                        match_side(
-                            &d.cond,
-                            &targets[i as usize].sample,
-                            Some(consumer),
-                            None,
-                            false,
-                            self.dialect,
-                        )
-                    })
+                    .filter(|&i| dest_ok(di, &d.cond, i))
                     .collect()
             };
             if !subset.is_empty() {
@@ -147,5 +163,22 @@ impl MultiDestRouter {
                 input.clear();
             }
         }
+    }
+
+    /// Per destination, the providers of `targets` matching its condition (`None` for an
+    /// empty condition, which matches every provider, and for a disabled rule).
+    pub(crate) fn dest_masks(
+        &self,
+        targets: &[Target],
+        fields: &TargetFields,
+        consumer: &Url,
+    ) -> Vec<Option<Bits>> {
+        self.to
+            .iter()
+            .map(|d| {
+                (self.enabled && !d.cond.is_empty())
+                    .then(|| side_mask(&d.cond, targets, fields, consumer, self.dialect))
+            })
+            .collect()
     }
 }

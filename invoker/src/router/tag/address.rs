@@ -6,23 +6,101 @@ use std::net::IpAddr;
 /// True when `pattern` matches the provider `host:port`. Errors in the pattern count as no
 /// match (Java swallows them). Host names are compared literally (no DNS lookup).
 pub fn address_matches(pattern: &str, host: &str, port: i32) -> bool {
-    ip_expression(pattern, host, port).unwrap_or(false) || pattern == format!("0.0.0.0:{port}")
+    AddressPattern::new(pattern).matches(&HostInfo::new(host, port))
 }
 
-fn ip_expression(pattern: &str, host: &str, port: i32) -> Option<bool> {
-    if pattern.contains('/') {
-        return cidr(pattern, host);
+/// A provider address parsed once for matching against many patterns.
+#[derive(Debug, Clone)]
+pub struct HostInfo {
+    port: i32,
+    /// The host without `[`/`]`, parsed.
+    ip: Option<IpAddr>,
+    /// The host as given, parsed (a bracketed host never parses).
+    ip_plain: Option<IpAddr>,
+    /// The host as `matchIpExpression` compares it: the IP's text, else the host.
+    text: Box<str>,
+}
+
+impl HostInfo {
+    /// The view of `host:port`.
+    pub fn new(host: &str, port: i32) -> HostInfo {
+        let trimmed = host.trim_start_matches('[').trim_end_matches(']');
+        let ip: Option<IpAddr> = trimmed.parse().ok();
+        let ip_plain = if host.len() == trimmed.len() {
+            ip
+        } else {
+            None
+        };
+        let text: Box<str> = match ip {
+            // A parsed IPv4 literal is already canonical (no leading zeros are accepted).
+            Some(IpAddr::V4(_)) => Box::from(trimmed),
+            Some(IpAddr::V6(v6)) => v6.to_string().into_boxed_str(),
+            None => Box::from(host),
+        };
+        HostInfo {
+            port,
+            ip,
+            ip_plain,
+            text,
+        }
     }
+}
+
+/// `s` is exactly `v.to_string()`.
+fn is_decimal_of(s: &str, v: i32) -> bool {
+    s.parse::<i32>() == Ok(v)
+        && !s.starts_with('+')
+        && (s == "0" || !(s.starts_with('0') || s.starts_with("-0")))
+}
+
+/// An address pattern prepared once for matching many providers (same answers as
+/// [`address_matches`]).
+#[derive(Debug, Clone)]
+pub struct AddressPattern<'p> {
+    pattern: &'p str,
+    /// `0.0.0.0:<port>`: matches any host on that port.
+    any_host_port: Option<i32>,
+    /// A CIDR pattern: the network and prefix length (`None` inside: never matches).
+    cidr: Option<Option<(IpAddr, u32)>>,
+}
+
+impl<'p> AddressPattern<'p> {
+    /// Prepares `pattern`.
+    pub fn new(pattern: &'p str) -> AddressPattern<'p> {
+        let any_host_port = pattern
+            .strip_prefix("0.0.0.0:")
+            .and_then(|r| r.parse::<i32>().ok().filter(|p| is_decimal_of(r, *p)));
+        let cidr = pattern.contains('/').then(|| {
+            let (net, bits) = pattern.split_once('/')?;
+            let bits: u32 = bits.trim().parse().ok()?;
+            let net: IpAddr = net.trim().parse().ok()?;
+            Some((net, bits))
+        });
+        AddressPattern {
+            pattern,
+            any_host_port,
+            cidr,
+        }
+    }
+
+    /// True when the pattern matches `host`.
+    pub fn matches(&self, host: &HostInfo) -> bool {
+        if self.any_host_port == Some(host.port) {
+            return true;
+        }
+        match self.cidr {
+            Some(net) => net.is_some_and(|(n, bits)| cidr(n, bits, host)),
+            None => ip_expression(self.pattern, host).unwrap_or(false),
+        }
+    }
+}
+
+fn ip_expression(pattern: &str, h: &HostInfo) -> Option<bool> {
     let pattern = pattern.trim();
     if pattern == "*.*.*.*" || pattern == "*" {
         return Some(true);
     }
-    let host_ip: Option<IpAddr> = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse()
-        .ok();
-    let is_v4 = !matches!(host_ip, Some(IpAddr::V6(_)));
+    let is_v4 = !matches!(h.ip, Some(IpAddr::V6(_)));
     // host:port split of the pattern.
     let (p_host, p_port) = if is_v4 {
         match pattern.rsplit_once(':') {
@@ -38,21 +116,19 @@ fn ip_expression(pattern: &str, host: &str, port: i32) -> Option<bool> {
         (pattern, None)
     };
     if let Some(pp) = p_port {
-        if pp != port.to_string() {
+        if !is_decimal_of(pp, h.port) {
             return Some(false);
         }
     }
-    let host_text = match host_ip {
-        Some(ip) => ip.to_string(),
-        None => host.to_owned(),
-    };
+    let host_text: &str = &h.text;
     if p_host == host_text {
         return Some(true);
     }
     let has_expr = p_host.contains('*') || p_host.contains('-');
     if !has_expr {
-        // An exact match after resolving the pattern (IP literals only here).
-        return Some(p_host.parse::<IpAddr>().ok().map(|ip| ip.to_string()) == Some(host_text));
+        // An exact match after resolving the pattern (IP literals only here): equal IP
+        // texts are equal addresses, and a host that is not an IP never equals one.
+        return Some(matches!((p_host.parse::<IpAddr>(), h.ip), (Ok(a), Some(b)) if a == b));
     }
     let sep = if is_v4 { '.' } else { ':' };
     let mask: Vec<&str> = p_host.split(sep).collect();
@@ -86,29 +162,25 @@ fn ip_expression(pattern: &str, host: &str, port: i32) -> Option<bool> {
     Some(true)
 }
 
-fn cidr(pattern: &str, host: &str) -> Option<bool> {
-    let (net, bits) = pattern.split_once('/')?;
-    let bits: u32 = bits.trim().parse().ok()?;
-    let net: IpAddr = net.trim().parse().ok()?;
-    let host: IpAddr = host.parse().ok()?;
-    match (net, host) {
-        (IpAddr::V4(n), IpAddr::V4(h)) if bits <= 32 => {
+fn cidr(net: IpAddr, bits: u32, h: &HostInfo) -> bool {
+    match (net, h.ip_plain) {
+        (IpAddr::V4(n), Some(IpAddr::V4(h))) if bits <= 32 => {
             let mask = if bits == 0 {
                 0
             } else {
                 u32::MAX << (32 - bits)
             };
-            Some(u32::from(n) & mask == u32::from(h) & mask)
+            u32::from(n) & mask == u32::from(h) & mask
         }
-        (IpAddr::V6(n), IpAddr::V6(h)) if bits <= 128 => {
+        (IpAddr::V6(n), Some(IpAddr::V6(h))) if bits <= 128 => {
             let mask = if bits == 0 {
                 0
             } else {
                 u128::MAX << (128 - bits)
             };
-            Some(u128::from(n) & mask == u128::from(h) & mask)
+            u128::from(n) & mask == u128::from(h) & mask
         }
-        _ => Some(false),
+        _ => false,
     }
 }
 

@@ -5,11 +5,15 @@
 
 pub mod address;
 
+use std::sync::Arc;
+
 use registry_core::Url;
 use rustc_hash::FxHashMap;
 
 use self::address::address_matches;
+use crate::router::bits::Bits;
 use crate::router::condition::Dialect;
+use crate::router::fields::TargetFields;
 use crate::router::rule_doc::{parse_tag_doc, TagDoc};
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
@@ -114,20 +118,128 @@ impl ResolvedTags {
     /// `selectAddressByTagLevel`: an exact lookup when forced or without `|`; otherwise
     /// `a|b|c`, `a|b`, `a`, the first non-empty. `None`: the tag is not in the rule.
     pub fn select_by_level(&self, tag: &str, force_use_tag: bool) -> Option<&[String]> {
+        self.select_name_by_level(tag, force_use_tag)
+            .and_then(|n| self.by_name.get(n))
+            .map(Vec::as_slice)
+    }
+
+    /// The tag name (a key of `by_name`) [`ResolvedTags::select_by_level`] reads.
+    pub(crate) fn select_name_by_level<'t>(
+        &self,
+        tag: &'t str,
+        force_use_tag: bool,
+    ) -> Option<&'t str> {
         if force_use_tag || !tag.contains('|') {
-            return self.by_name.get(tag).map(Vec::as_slice);
+            return self.by_name.contains_key(tag).then_some(tag);
         }
         let mut end = tag.len();
         loop {
             let t = &tag[..end];
-            if let Some(a) = self.by_name.get(t).filter(|a| !a.is_empty()) {
-                return Some(a);
+            if self.by_name.get(t).is_some_and(|a| !a.is_empty()) {
+                return Some(t);
             }
             match t.rfind('|') {
                 Some(i) => end = i,
                 None => return None,
             }
         }
+    }
+}
+
+/// What the tag router reads about the providers: their static tag and which tag groups
+/// (address lists of the resolved rule) they are in. The reference view matches addresses
+/// on every call; the directory's precomputed view ([`TagMasks`]) answers with bit tests.
+pub(crate) trait TagView {
+    /// The static tag of provider `i`.
+    fn static_tag(&self, i: u32) -> Option<&str>;
+    /// True when provider `i` matches an address of any tag of the rule (`rule.all`).
+    fn in_any_group(&self, i: u32) -> bool;
+    /// The test "provider `i` matches an address of tag `name`" (`name` is a key of
+    /// `rule.by_name`).
+    fn group<'a>(&'a self, rule: &'a ResolvedTags, name: &'a str) -> impl Fn(u32) -> bool + 'a;
+}
+
+/// The reference view: addresses matched against the target URLs.
+struct Direct<'a> {
+    targets: &'a [Target],
+    rule: Option<&'a ResolvedTags>,
+}
+
+impl TagView for Direct<'_> {
+    fn static_tag(&self, i: u32) -> Option<&str> {
+        self.targets[i as usize].tag.as_deref()
+    }
+
+    fn in_any_group(&self, i: u32) -> bool {
+        self.rule
+            .is_some_and(|r| any_match(&r.all, &self.targets[i as usize]))
+    }
+
+    fn group<'a>(&'a self, rule: &'a ResolvedTags, name: &'a str) -> impl Fn(u32) -> bool + 'a {
+        let addrs: &[String] = rule.by_name.get(name).map_or(&[], Vec::as_slice);
+        move |i| any_match(addrs, &self.targets[i as usize])
+    }
+}
+
+/// A resolved tag rule's groups over one provider list, as bit sets (plus the static
+/// tags): the tag router's view for the directory's precomputed routing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TagMasks {
+    all: Bits,
+    by_name: FxHashMap<String, Bits>,
+    static_tags: Arc<[Option<Box<str>>]>,
+}
+
+impl TagMasks {
+    /// The groups of `rule` (if any) over `targets` (addresses parsed through `fields`).
+    pub(crate) fn new(
+        rule: Option<&ResolvedTags>,
+        targets: &[Target],
+        fields: &TargetFields,
+    ) -> TagMasks {
+        let static_tags = fields.static_tags(targets);
+        let Some(rule) = rule else {
+            return TagMasks {
+                static_tags,
+                ..TagMasks::default()
+            };
+        };
+        let hosts = fields.hosts(targets);
+        let mask = |addrs: &[String]| {
+            let pats: Vec<address::AddressPattern<'_>> = addrs
+                .iter()
+                .map(|a| address::AddressPattern::new(a))
+                .collect();
+            Bits::from_fn(hosts.len(), |i| {
+                hosts
+                    .get(i)
+                    .is_some_and(|h| pats.iter().any(|p| p.matches(h)))
+            })
+        };
+        TagMasks {
+            all: mask(&rule.all),
+            by_name: rule
+                .by_name
+                .iter()
+                .map(|(k, v)| (k.clone(), mask(v)))
+                .collect(),
+            static_tags,
+        }
+    }
+}
+
+impl TagView for TagMasks {
+    fn static_tag(&self, i: u32) -> Option<&str> {
+        self.static_tags.get(i as usize).and_then(|t| t.as_deref())
+    }
+
+    fn in_any_group(&self, i: u32) -> bool {
+        self.all.get(i)
+    }
+
+    fn group<'a>(&'a self, _rule: &'a ResolvedTags, name: &'a str) -> impl Fn(u32) -> bool + 'a {
+        let bits = self.by_name.get(name);
+        move |i| bits.is_some_and(|b| b.get(i))
     }
 }
 
@@ -163,10 +275,29 @@ pub fn route(
     force_use_tag: bool,
     dialect: Dialect,
 ) {
+    route_in(
+        &Direct { targets, rule },
+        rule,
+        input,
+        tag,
+        force_use_tag,
+        dialect,
+    );
+}
+
+/// [`route`] through a view of the providers.
+pub(crate) fn route_in(
+    view: &impl TagView,
+    rule: Option<&ResolvedTags>,
+    input: &mut Vec<u32>,
+    tag: Option<&str>,
+    force_use_tag: bool,
+    dialect: Dialect,
+) {
     if input.is_empty() {
         return;
     }
-    let static_tag = |i: &u32| targets[*i as usize].tag.as_deref();
+    let static_tag = |i: &u32| view.static_tag(*i);
     let untagged = |input: &mut Vec<u32>| input.retain(|i| static_tag(i).is_none());
     let Some(rule) = rule.filter(|r| r.enabled) else {
         // filterUsingStaticTag
@@ -187,7 +318,7 @@ pub fn route(
     };
     let Some(tag) = tag else {
         if !rule.all.is_empty() {
-            input.retain(|&i| !any_match(&rule.all, &targets[i as usize]));
+            input.retain(|&i| !view.in_any_group(i));
             if input.is_empty() {
                 return;
             }
@@ -200,21 +331,18 @@ pub fn route(
         }
         return;
     };
-    let addresses = match dialect {
-        Dialect::V3 => rule.select_by_level(tag, force_use_tag),
+    let group = match dialect {
+        Dialect::V3 => rule.select_name_by_level(tag, force_use_tag),
         Dialect::V27 => rule
             .by_name
             .get(tag)
-            .map(Vec::as_slice)
-            .filter(|a| !a.is_empty()),
+            .is_some_and(|a| !a.is_empty())
+            .then_some(tag),
     };
-    let result: Vec<u32> = match addresses {
-        Some(addrs) => {
-            let r: Vec<u32> = input
-                .iter()
-                .copied()
-                .filter(|&i| any_match(addrs, &targets[i as usize]))
-                .collect();
+    let result: Vec<u32> = match group {
+        Some(name) => {
+            let in_group = view.group(rule, name);
+            let r: Vec<u32> = input.iter().copied().filter(|&i| in_group(i)).collect();
             if !r.is_empty() || rule.force {
                 *input = r;
                 return;
@@ -232,8 +360,5 @@ pub fn route(
         return;
     }
     // FAILOVER: outside every dynamic group and without a static tag.
-    input.retain(|&i| {
-        let t = &targets[i as usize];
-        !any_match(&rule.all, t) && t.tag.is_none()
-    });
+    input.retain(|&i| !view.in_any_group(i) && static_tag(&i).is_none());
 }
