@@ -59,6 +59,10 @@ pub struct GrpcStats {
     pub pushes: AtomicU64,
     /// Successful connections (1 + reconnects).
     pub connections: AtomicU64,
+    /// Wall-clock time (µs since the Unix epoch) at which the session task read the last
+    /// `NotifySubscriberRequest` (0: none yet); for telling the server's push delay apart
+    /// from the client's own.
+    pub last_push_unix_micros: AtomicU64,
 }
 
 /// State shared by the owner task and the callers.
@@ -443,6 +447,13 @@ async fn handle_server_request(shared: &Shared, link: &Link, p: Payload) -> Opti
     let (reply_ty, ok, reset) = match ty.as_str() {
         "NotifySubscriberRequest" => {
             shared.stats.pushes.fetch_add(1, Ordering::Relaxed);
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+            shared
+                .stats
+                .last_push_unix_micros
+                .store(now, Ordering::Relaxed);
             shared.naming.on_push(&shared.cfg.group, json);
             ("NotifySubscriberResponse", true, None)
         }
