@@ -84,7 +84,11 @@ async fn naming(addr: &str, ns: &str) -> Result<NamingService, String> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    let a = |i: usize| args.get(i).cloned().ok_or_else(|| format!("missing argument {i}; see the source header"));
+    let a = |i: usize| {
+        args.get(i)
+            .cloned()
+            .ok_or_else(|| format!("missing argument {i}; see the source header"))
+    };
     match a(1)?.as_str() {
         "watch" => {
             let n = naming(&a(2)?, &a(3)?).await?;
