@@ -190,16 +190,26 @@ impl SubscriptionTask {
     pub(crate) async fn start(self) -> Result<(), NacosError> {
         let consumer = self.publisher.consumer().clone();
         let mut fuzzy = self.fuzzy_watch(&consumer).await;
-        let names = match &mut fuzzy {
-            Some(rx) => {
-                let ready = tokio::time::timeout(self.initial_wait, rx.wait_for(|n| n.ready));
-                if !matches!(ready.await, Ok(Ok(_))) {
-                    warn!(consumer = %consumer, "nacos fuzzy watch did not finish its initial sync in time; starting with the names known so far");
-                }
-                let known: Vec<String> = rx.borrow().names.iter().cloned().collect();
-                self.plan.filter(&consumer, known)
+        let mut from_watch = None;
+        if let Some(rx) = &mut fuzzy {
+            let timed_out = tokio::time::timeout(self.initial_wait, rx.wait_for(|n| n.ready))
+                .await
+                .is_err();
+            if timed_out {
+                warn!(consumer = %consumer, "nacos fuzzy watch did not finish its initial sync in time; starting with the names known so far");
             }
-            None => self.plan.resolve(&self.naming, &consumer).await?,
+            // A closed channel: the server refused the watch, so scan instead.
+            if rx.has_changed().is_ok() {
+                let known: Vec<String> = rx.borrow().names.iter().cloned().collect();
+                from_watch = Some(self.plan.filter(&consumer, known));
+            }
+        }
+        let names = match from_watch {
+            Some(n) => n,
+            None => {
+                fuzzy = None;
+                self.plan.resolve(&self.naming, &consumer).await?
+            }
         };
         let wake = Arc::new(Notify::new());
         let mut watched = Vec::with_capacity(names.len());

@@ -59,6 +59,8 @@ struct Script {
     per_service: Mutex<HashMap<String, Vec<u16>>>,
     /// Service keys (`namespace@@group@@service`) announced in the fuzzy-watch initial sync.
     fuzzy_keys: Mutex<Vec<String>>,
+    /// Fuzzy watches are answered with ErrorResponse 302 (no handler) despite the ability.
+    refuse_fuzzy: AtomicBool,
 }
 
 fn payload(ty: &str, body: &[u8]) -> Payload {
@@ -145,6 +147,10 @@ impl Script {
             "PersistentInstanceRequest" => {
                 ok("InstanceResponse", json!({"type": body["type"].clone()}))
             }
+            "NamingFuzzyWatchRequest" if self.refuse_fuzzy.load(Ordering::SeqCst) => payload(
+                "ErrorResponse",
+                br#"{"resultCode":500,"errorCode":302,"message":"RequestHandler Not Found"}"#,
+            ),
             "NamingFuzzyWatchRequest" => {
                 let pattern = body["groupKeyPattern"].as_str().unwrap_or("").to_owned();
                 if body["watchType"] == "WATCH" {
@@ -705,6 +711,36 @@ async fn without_the_abilities_persistent_goes_to_http_and_wildcards_scan() {
         .script
         .requests_of("PersistentInstanceRequest")
         .is_empty());
+    drop(w);
+    r.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_fuzzy_watch_falls_back_to_scans() {
+    let fake = Fake::start().await;
+    *fake.script.hosts.lock().unwrap() = vec![20001];
+    *fake.script.abilities.lock().unwrap() = Some(json!({"fuzzyWatch": true}));
+    fake.script.refuse_fuzzy.store(true, Ordering::SeqCst);
+    let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
+    let mut w = Watch::new(
+        r.subscribe(&consumer_url("S", "providers", "version=*"))
+            .await
+            .unwrap(),
+    );
+    w.until("the scanned service", T, |w| {
+        w.addresses("providers").len() == 1
+    })
+    .await;
+    assert_eq!(fake.script.requests_of("NamingFuzzyWatchRequest").len(), 1);
+    tests::eventually("re-scans instead of the refused watch", T, || async {
+        (fake.script.requests_of("ServiceListRequest").len() >= 3).then_some(())
+    })
+    .await;
+    assert_eq!(
+        fake.script.requests_of("NamingFuzzyWatchRequest").len(),
+        1,
+        "a refused watch is not retried"
+    );
     drop(w);
     r.destroy().await;
 }

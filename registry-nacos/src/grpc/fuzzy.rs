@@ -13,6 +13,9 @@
 //!   (`receivedGroupKeys`), so the server sends only the difference
 //!   (`FUZZY_WATCH_DIFF_SYNC_NOTIFY`); the known names are kept meanwhile.
 //! - When the last receiver goes, `CANCEL_WATCH` is sent.
+//! - A watch the server refuses (for example a pattern over its limits, or a server in the
+//!   list without the ability after a reconnect) is dropped: its receivers see the channel
+//!   close and go back to scanning.
 //!
 //! Servers without the ability (rnacos, Java 2.x) never see any of this: the subscription
 //! scans the service list instead ([`crate::subscribe`]).
@@ -28,6 +31,7 @@ use tracing::{debug, warn};
 use super::link::Link;
 use super::session::{expect_type, Shared};
 use super::wire::{self, FuzzyChange, FuzzySync, FuzzyWatchRequest};
+use crate::error::NacosError;
 
 /// `syncType` that ends the initial batches.
 const FINISH_INIT: &str = "FINISH_FUZZY_WATCH_INIT_NOTIFY";
@@ -95,6 +99,16 @@ fn key_matches(pattern: &str, key: &str) -> bool {
         (Some(pn), Some(pg), Some(ps), Some(kn), Some(kg), Some(ks)) => {
             pn == kn && item_matches(pg, kg) && item_matches(ps, ks)
         }
+        _ => false,
+    }
+}
+
+/// True when the server said no to the watch itself (not a transient failure): any errorCode
+/// but 300 (starting), 301 (reconnect) and 503 (over threshold), or an unexpected reply.
+fn refused(e: &NacosError) -> bool {
+    match e {
+        NacosError::Grpc { code, .. } => !matches!(code, 300 | 301 | 503),
+        NacosError::Malformed { .. } => true,
         _ => false,
     }
 }
@@ -183,6 +197,13 @@ impl FuzzyState {
                     w.done = link.generation;
                 }
                 debug!(pattern, "nacos fuzzy watch active");
+            }
+            Err(e) if refused(&e) => {
+                // Dropping the watch closes its channel: subscriptions go back to scanning the
+                // service list (a server in the list without the ability, a pattern over the
+                // server's limits, ...).
+                warn!(pattern, error = %e, "nacos refused the fuzzy watch; scanning the service list instead");
+                self.watches.lock().remove(pattern);
             }
             Err(e) => {
                 warn!(pattern, error = %e, "nacos fuzzy watch failed; retrying in 3 s (names kept)");
