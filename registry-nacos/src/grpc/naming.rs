@@ -474,13 +474,20 @@ impl GrpcNaming {
                 .request_on(&link, op, "PersistentInstanceRequest", &body)
                 .await?;
             expect_type(&link.server, op, r, "InstanceResponse").map(drop)
-        } else if register {
-            debug!(service = %inst.service, "nacos server cannot register persistent instances over grpc; using the v1 HTTP API");
-            sh.http.register_instance(inst).await
         } else {
-            sh.http
-                .deregister_instance(&inst.service, &inst.ip, inst.port, false)
-                .await
+            debug!(service = %inst.service, "nacos server cannot handle persistent instances over grpc; using the v1 HTTP API");
+            let r = if register {
+                sh.http.register_instance(inst).await
+            } else {
+                sh.http
+                    .deregister_instance(&inst.service, &inst.ip, inst.port, false)
+                    .await
+            };
+            if let Err(e) = &r {
+                warn!(service = %inst.service, server = %link.server, error = %e,
+                    "a persistent instance (ephemeral=false) needs the server's v1 HTTP API, because it does not advertise supportPersistentInstanceByGrpc");
+            }
+            r
         }
     }
 
