@@ -206,7 +206,9 @@ pub struct FuzzyWatchRequest<'a> {
     pub received_group_keys: Vec<String>,
     /// `WATCH` or `CANCEL_WATCH`.
     pub watch_type: &'static str,
-    /// True for the first watch of the pattern.
+    /// True for the first watch of the pattern (Java's `isInitializing` field, which Jackson
+    /// names `initializing` after its `isInitializing()` getter).
+    #[serde(rename = "initializing")]
     pub is_initializing: bool,
 }
 
