@@ -595,6 +595,12 @@ async fn a_wildcard_subscription_uses_fuzzy_watch_when_advertised() {
         w.addresses("providers").len() == 1
     })
     .await;
+    let setup = fake.script.setup.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        setup["abilityTable"],
+        json!({"fuzzyWatch": true}),
+        "{setup}"
+    );
     let watch = fake.script.requests_of("NamingFuzzyWatchRequest");
     assert_eq!(watch.len(), 1, "{watch:?}");
     assert_eq!(

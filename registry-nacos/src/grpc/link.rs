@@ -218,9 +218,14 @@ impl Link {
             base: wire::Base::of("internal"),
             client_version: version,
             labels,
-            ability_table: check
-                .support_ability_negotiation
-                .then(std::collections::BTreeMap::new),
+            // What this client can receive: naming connections handle fuzzy-watch pushes.
+            ability_table: check.support_ability_negotiation.then(|| {
+                let mut t = std::collections::BTreeMap::new();
+                if s.module == "naming" {
+                    t.insert(wire::ABILITY_FUZZY_WATCH.to_owned(), true);
+                }
+                t
+            }),
             tenant: s.tenant.as_deref(),
         };
         let setup_json = serde_json::to_vec(&setup).unwrap_or_default();

@@ -64,7 +64,8 @@ pub struct ConnectionSetup<'a> {
     pub client_version: &'a str,
     /// `source: sdk`, `module`, `AppName`.
     pub labels: BTreeMap<&'static str, &'a str>,
-    /// `{}` when the server negotiates abilities (then it answers with SetupAckRequest).
+    /// Sent when the server negotiates abilities (then it answers with SetupAckRequest):
+    /// `{"fuzzyWatch": true}` on naming connections, `{}` on config ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ability_table: Option<BTreeMap<String, bool>>,
     /// The namespace (config connections only).
