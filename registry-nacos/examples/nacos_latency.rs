@@ -247,7 +247,8 @@ async fn main() -> anyhow::Result<()> {
             std::env::temp_dir().join(format!("nacos-latency-peer-{}.py", std::process::id()));
         std::fs::write(&script, PEER)?;
         let mut cmd = std::process::Command::new(&python);
-        cmd.arg(&script).args([addr.as_str(), ns.as_str(), service.as_str()]);
+        cmd.arg(&script)
+            .args([addr.as_str(), ns.as_str(), service.as_str()]);
         peers.push(Peer::spawn("python", false, cmd)?);
     }
     if !sdk.is_empty() {
