@@ -520,10 +520,12 @@ async fn a_10k_instance_service_with_dubbo_sized_metadata_decodes() {
     let fake = Fake::start().await;
     fake.script.pad.store(true, Ordering::SeqCst);
     *fake.script.hosts.lock().unwrap() = (20000..30000).collect();
-    let r = nacos_registry(&fake.url("&nacos.request-timeout=10000")).unwrap();
+    // Generous: building and parsing ~10 MB of JSON in a debug build on a loaded machine can
+    // take longer than 10 s, and a timed-out reply is retried from scratch.
+    let r = nacos_registry(&fake.url("&nacos.request-timeout=60000")).unwrap();
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
     // ~10 MB of JSON: more than tonic's default 4 MiB decoding limit.
-    w.until("10,000 providers", Duration::from_secs(60), |w| {
+    w.until("10,000 providers", Duration::from_secs(180), |w| {
         w.addresses("providers").len() == 10_000
     })
     .await;
