@@ -6,14 +6,22 @@
 //! ```text
 //! cargo run --release -p registry-nacos --example nacos_latency -- \
 //!     [--addr 127.0.0.1:8848] [--transport grpc|http] [--changes 200] [--poll-interval 1000] \
-//!     [--query-interval MS] [--services 5] [--idle-secs 10] [--python PATH/TO/venv/bin/python]
+//!     [--query-interval MS] [--services 5] [--idle-secs 10] \
+//!     [--python PATH/TO/venv/bin/python] [--sdk PATH/TO/nacos-sdk-peer]
 //! ```
 //!
-//! With `--python` (a venv with PyPI `nacos-sdk-python` 3.2, see `scripts/peers/python-nacos.sh`)
-//! an independent push client subscribes to the same service in the same run and its
-//! register → seen latency is reported next to ours (`peer_register_latency_ms`). The
-//! registered port changes every round so the peer's callback fires for each registration
-//! (it drops empty pushes, so only registrations are compared).
+//! Independent push clients can subscribe to the same service **in the same run**, so every
+//! change is seen by ours and by them at once:
+//!
+//! - `--python`: a venv with PyPI `nacos-sdk-python` 3.2 (`scripts/peers/python-nacos.sh`). It
+//!   drops empty pushes, so only registrations are compared (`peers.python`).
+//! - `--sdk`: the release binary of `bench/nacos-sdk-peer` (the official `nacos-sdk` crate,
+//!   empty-push protection off), compared on registrations and removals (`peers.nacos_sdk`).
+//!
+//! The registered port changes every round so each registration is a new list. With gRPC the
+//! arrival time of the push that carried each change is recorded too (`push_arrival_ms`: t0 →
+//! the session task reading the `NotifySubscriberRequest`), which separates the server's push
+//! delay from what the client adds after it (`after_push_ms`).
 
 use std::time::{Duration, Instant};
 
@@ -99,6 +107,112 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// Wall-clock time of the last push the consumer's gRPC session received.
+fn last_push(r: &registry_nacos::NacosRegistry) -> Option<f64> {
+    match &**r.backend().naming() {
+        Naming::Grpc(g) => {
+            let us = g
+                .stats()
+                .last_push_unix_micros
+                .load(std::sync::atomic::Ordering::Relaxed);
+            (us > 0).then(|| us as f64 / 1e6)
+        }
+        Naming::Http(_) => None,
+    }
+}
+
+/// An independent push client printing `{"t": wall seconds, "ports": [...]}` per callback.
+struct Peer {
+    name: &'static str,
+    /// Fires on removals too (nacos-sdk with empty protection off); python drops empty pushes.
+    sees_removals: bool,
+    child: std::process::Child,
+    rx: std::sync::mpsc::Receiver<serde_json::Value>,
+    register: Vec<f64>,
+    all: Vec<f64>,
+    missed: usize,
+}
+
+impl Peer {
+    fn spawn(
+        name: &'static str,
+        sees_removals: bool,
+        mut cmd: std::process::Command,
+    ) -> anyhow::Result<Peer> {
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()?;
+        let out = child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no peer stdout"))?;
+        let (tx, rx) = std::sync::mpsc::channel::<serde_json::Value>();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str(&l) {
+                    if tx.send(v).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        let ready = rx.recv_timeout(Duration::from_secs(30))?;
+        anyhow::ensure!(ready["ready"] == true, "peer {name} not ready: {ready}");
+        Ok(Peer {
+            name,
+            sees_removals,
+            child,
+            rx,
+            register: Vec::new(),
+            all: Vec::new(),
+            missed: 0,
+        })
+    }
+
+    /// Waits (≤ 30 s) for the callback showing `port` registered (or gone) and records its
+    /// latency from `w0`.
+    fn observe(&mut self, port: usize, registering: bool, w0: f64) {
+        if !registering && !self.sees_removals {
+            return;
+        }
+        let want = serde_json::json!(port);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while let Ok(v) = self
+            .rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            let has = v["ports"].as_array().is_some_and(|a| a.contains(&want));
+            if has == registering {
+                let ms = (v["t"].as_f64().unwrap_or(w0) - w0) * 1000.0;
+                self.all.push(ms);
+                if registering {
+                    self.register.push(ms);
+                }
+                return;
+            }
+        }
+        self.missed += 1;
+    }
+
+    fn finish(mut self) -> serde_json::Value {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.register.sort_by(f64::total_cmp);
+        self.all.sort_by(f64::total_cmp);
+        serde_json::json!({
+            "register_latency_ms": {
+                "n": self.register.len(), "p50": pct(&self.register, 0.50), "p99": pct(&self.register, 0.99),
+            },
+            "latency_ms": {
+                "n": self.all.len(), "p50": pct(&self.all, 0.50), "p99": pct(&self.all, 0.99),
+            },
+            "missed": self.missed,
+        })
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let addr = arg("--addr", "127.0.0.1:8848");
@@ -119,44 +233,29 @@ async fn main() -> anyhow::Result<()> {
     }
     let consumer = nacos_registry(&Url::parse(&curl)?)?;
     let iface = "org.bench.Latency";
-    let python = arg("--python", "");
     let provider_at = |port: usize| {
         Url::parse(&format!(
             "dubbo://127.0.0.1:{port}/{iface}?interface={iface}&side=provider&application=bench"
         ))
     };
-    let peer = if python.is_empty() {
-        None
-    } else {
+    let python = arg("--python", "");
+    let sdk = arg("--sdk", "");
+    let service = format!("providers:{iface}::");
+    let mut peers: Vec<Peer> = Vec::new();
+    if !python.is_empty() {
         let script =
             std::env::temp_dir().join(format!("nacos-latency-peer-{}.py", std::process::id()));
         std::fs::write(&script, PEER)?;
-        let mut child = std::process::Command::new(&python)
-            .arg(&script)
-            .args([addr.as_str(), ns.as_str(), &format!("providers:{iface}::")])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()?;
-        let out = child
-            .stdout
-            .take()
-            .ok_or_else(|| anyhow::anyhow!("no peer stdout"))?;
-        let (tx, rx) = std::sync::mpsc::channel::<serde_json::Value>();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str(&l) {
-                    if tx.send(v).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
-        let ready = rx.recv_timeout(Duration::from_secs(30))?;
-        anyhow::ensure!(ready["ready"] == true, "peer not ready: {ready}");
-        Some((child, rx))
-    };
-    let mut peer_lat: Vec<f64> = Vec::new();
+        let mut cmd = std::process::Command::new(&python);
+        cmd.arg(&script)
+            .args([addr.as_str(), ns.as_str(), service.as_str()]);
+        peers.push(Peer::spawn("python", false, cmd)?);
+    }
+    if !sdk.is_empty() {
+        let mut cmd = std::process::Command::new(&sdk);
+        cmd.args(["watch", addr.as_str(), ns.as_str(), service.as_str()]);
+        peers.push(Peer::spawn("nacos_sdk", true, cmd)?);
+    }
     let c = Url::parse(&format!(
         "consumer://127.0.0.1/{iface}?interface={iface}&category=providers&check=false"
     ))?;
@@ -170,10 +269,14 @@ async fn main() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("stream ended"))?;
     anyhow::ensure!(first.is_empty_marker(), "namespace not empty");
     let mut lat = Vec::with_capacity(changes);
+    let mut push_lat = Vec::with_capacity(changes);
+    let mut after_push = Vec::with_capacity(changes);
     for i in 0..changes {
         tokio::time::sleep(Duration::from_millis(fastrand::u64(0..poll.max(1)))).await;
         let registering = i % 2 == 0;
-        let p = provider_at(30001 + i / 2)?;
+        let port = 30001 + i / 2;
+        let p = provider_at(port)?;
+        let pushes0 = last_push(&consumer);
         let t0 = Instant::now();
         let w0 = wall();
         if registering {
@@ -189,25 +292,26 @@ async fn main() -> anyhow::Result<()> {
                 break;
             }
         }
-        lat.push(t0.elapsed().as_secs_f64() * 1000.0);
-        if let (true, Some((_, rx))) = (registering, &peer) {
-            let want = serde_json::json!(30001 + i / 2);
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while let Ok(v) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                if v["ports"].as_array().is_some_and(|a| a.contains(&want)) {
-                    peer_lat.push((v["t"].as_f64().unwrap_or(w0) - w0) * 1000.0);
-                    break;
-                }
-            }
+        let seen = t0.elapsed().as_secs_f64() * 1000.0;
+        let w1 = wall();
+        lat.push(seen);
+        if let Some(at) = last_push(&consumer).filter(|at| Some(*at) != pushes0) {
+            // The push that carried the change arrived `at` (wall clock).
+            push_lat.push((at - w0) * 1000.0);
+            after_push.push((w1 - at) * 1000.0);
+        }
+        for peer in &mut peers {
+            peer.observe(port, registering, w0);
         }
     }
     let mut reg_lat: Vec<f64> = lat.iter().step_by(2).copied().collect();
     lat.sort_by(f64::total_cmp);
     reg_lat.sort_by(f64::total_cmp);
-    peer_lat.sort_by(f64::total_cmp);
-    if let Some((mut child, _)) = peer {
-        let _ = child.kill();
-        let _ = child.wait();
+    push_lat.sort_by(f64::total_cmp);
+    after_push.sort_by(f64::total_cmp);
+    let mut peer_json = serde_json::Map::new();
+    for peer in peers {
+        peer_json.insert(peer.name.to_owned(), peer.finish());
     }
 
     // (2) Request rate while idle: `services` subscribed services (plus a second subscriber of
@@ -255,9 +359,14 @@ async fn main() -> anyhow::Result<()> {
         "register_latency_ms": {
             "n": reg_lat.len(), "p50": pct(&reg_lat, 0.50), "p99": pct(&reg_lat, 0.99),
         },
-        "peer_register_latency_ms": {
-            "n": peer_lat.len(), "p50": pct(&peer_lat, 0.50), "p99": pct(&peer_lat, 0.99),
+        "push_arrival_ms": {
+            "n": push_lat.len(), "p50": pct(&push_lat, 0.50), "p99": pct(&push_lat, 0.99),
         },
+        "after_push_ms": {
+            "n": after_push.len(), "p50": pct(&after_push, 0.50), "p99": pct(&after_push, 0.99),
+            "max": after_push.last(),
+        },
+        "peers": peer_json,
         "idle": {
             "subscribed_services": services,
             "subscriptions": services + 1,

@@ -149,6 +149,8 @@ impl NacosBackend {
             .filter(|h| !h.is_empty())
             .ok_or_else(|| NacosError::InvalidConfig(format!("cannot register {url}: no host")))?;
         let metadata = instance_metadata(url);
+        // `ephemeral=false` on the provider URL: a persistent Nacos instance.
+        let ephemeral = url.param("ephemeral") != Some("false");
         let mut names = vec![to_nacos_name(&register_name(url)).into_owned()];
         if self.cfg.register_compatible {
             let c = to_nacos_name(&compatible_register_name(url)).into_owned();
@@ -163,6 +165,7 @@ impl NacosBackend {
                 ip: ip.to_owned(),
                 port: url.port(),
                 metadata: metadata.clone(),
+                ephemeral,
             })
             .collect())
     }

@@ -35,6 +35,20 @@ pub struct InstanceSpec {
     pub port: i32,
     /// Metadata (all URL params plus category, protocol, path).
     pub metadata: BTreeMap<String, String>,
+    /// False for a persistent instance (provider URL `ephemeral=false`): kept by the server
+    /// until deregistered, no heartbeats, not bound to a gRPC connection.
+    pub ephemeral: bool,
+}
+
+impl InstanceSpec {
+    /// `"true"` / `"false"`, as the v1 API wants it.
+    fn ephemeral_param(&self) -> &'static str {
+        if self.ephemeral {
+            "true"
+        } else {
+            "false"
+        }
+    }
 }
 
 /// What a beat reply said.
@@ -101,7 +115,8 @@ impl NacosClient {
         self.requests.load(Ordering::Relaxed)
     }
 
-    /// `POST /nacos/v1/ns/instance`: registers (or replaces) an ephemeral instance.
+    /// `POST /nacos/v1/ns/instance`: registers (or replaces) an instance (ephemeral or
+    /// persistent, as `inst.ephemeral` says).
     pub async fn register_instance(&self, inst: &InstanceSpec) -> Result<(), NacosError> {
         let metadata = serde_json::to_string(&inst.metadata).unwrap_or_else(|_| "{}".into());
         let port = inst.port.to_string();
@@ -115,7 +130,7 @@ impl NacosClient {
             ("weight", "1.0"),
             ("enabled", "true"),
             ("healthy", "true"),
-            ("ephemeral", "true"),
+            ("ephemeral", inst.ephemeral_param()),
             ("metadata", metadata.as_str()),
         ];
         self.call("instance/register", Method::POST, INSTANCE_PATH, &q, None)
@@ -123,12 +138,14 @@ impl NacosClient {
             .map(drop)
     }
 
-    /// `DELETE /nacos/v1/ns/instance`. Deleting an unknown instance is not an error.
+    /// `DELETE /nacos/v1/ns/instance` (`ephemeral` as registered). Deleting an unknown
+    /// instance is not an error.
     pub async fn deregister_instance(
         &self,
         service: &str,
         ip: &str,
         port: i32,
+        ephemeral: bool,
     ) -> Result<(), NacosError> {
         let port = port.to_string();
         let q = [
@@ -138,7 +155,7 @@ impl NacosClient {
             ("ip", ip),
             ("port", port.as_str()),
             ("clusterName", DEFAULT_CLUSTER),
-            ("ephemeral", "true"),
+            ("ephemeral", if ephemeral { "true" } else { "false" }),
         ];
         self.call(
             "instance/deregister",

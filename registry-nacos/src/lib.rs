@@ -21,10 +21,13 @@
 //!   `nacos.register-compatible` and `nacos.subscribe.legacy-name` opt-ins, and
 //!   [`NacosServiceName`] with Dubbo's `isCompatible` (quirks included);
 //! - **register**: an ephemeral instance (ip/port from the URL, metadata = URL params +
-//!   category, protocol, path);
+//!   category, protocol, path); `ephemeral=false` on the provider URL makes it a persistent
+//!   instance (`PersistentInstanceRequest` when the server advertises
+//!   `supportPersistentInstanceByGrpc`, else the v1 HTTP API, as nacos-client chooses);
 //! - **subscribe** ([`subscribe`]): the enabled instances of every matched name (health
 //!   ignored), as provider URLs filtered by Dubbo's `isMatch`, `empty://` when none; wildcard
-//!   and range subscriptions scan the service list and re-scan every `nacos.scan-interval`;
+//!   and range subscriptions scan the service list and re-scan every `nacos.scan-interval`,
+//!   or, over gRPC to a server advertising `fuzzyWatch` (Nacos 3.x), follow a fuzzy watch;
 //! - **changes** come from a [`ChangeSource`] and a notification is published at once, only
 //!   when the list really changed;
 //! - **auth**: `username`/`password` → access token over HTTP (`/nacos/v3/auth/user/login`,
@@ -58,7 +61,7 @@
 //! |---|---|---|
 //! | Nacos 1.x | no gRPC port: use HTTP | works |
 //! | Nacos 2.x | works (2.0–2.2 without SetupAck: HealthCheck probing) | works |
-//! | Nacos 3.0 / 3.1 | works | naming works; admin v1 calls answer 410 (not used) |
+//! | Nacos 3.0 / 3.1 | works (fuzzy watch for wildcards) | naming works; admin v1 calls answer 410 (not used) |
 //! | Nacos 3.2+ | works | v1 removed (404) unless the legacy-adapter jar is installed |
 //! | Nacos 3.3 (client auth on by default) | works with `user:pass@` | only with the adapter, and credentials |
 //! | rnacos 0.8 (tests) | works (no SetupAck, no fuzzy watch) | works |

@@ -8,6 +8,9 @@
 //!   [`NacosServiceName`] `is_compatible` with, re-scanned every `nacos.scan-interval` so new
 //!   services show up (Dubbo scans once; see `docs/compatibility.md`).
 //! - Protocol `admin`: all names, filtered like Dubbo's ops lookup, re-scanned the same way.
+//! - Over gRPC to a server advertising `fuzzyWatch` (Nacos 3.x), both wildcard kinds use a
+//!   fuzzy watch instead of scans: the server announces every service name that appears or
+//!   goes, and the same filter picks the names (see `grpc::fuzzy`).
 //!
 //! The published providers list is the union of the enabled instances of every name (health is
 //! ignored, as in Dubbo), as provider URLs built from the metadata, kept when they match the
@@ -32,6 +35,7 @@ use tracing::{debug, warn};
 use crate::config::NacosConfig;
 use crate::convert::is_match_provider;
 use crate::error::NacosError;
+use crate::grpc::FuzzyNames;
 use crate::name::{
     is_conform_rules, legacy_subscribe_name, to_nacos_name, NacosServiceName, NAME_SEPARATOR,
 };
@@ -82,21 +86,40 @@ impl NamePlan {
     ) -> Result<Vec<String>, NacosError> {
         match self {
             NamePlan::Fixed(names) => Ok(names.clone()),
-            NamePlan::Pattern(pattern) => {
-                let all = naming.list_services().await?;
-                Ok(all
-                    .into_iter()
-                    .filter(|n| is_conform_rules(n))
-                    .filter(|n| NacosServiceName::parse(n).is_ok_and(|c| pattern.is_compatible(&c)))
-                    .collect())
-            }
-            NamePlan::Admin => {
-                let all = naming.list_services().await?;
-                Ok(all
-                    .into_iter()
-                    .filter(|n| admin_accepts(consumer, n))
-                    .collect())
-            }
+            _ => Ok(self.filter(consumer, naming.list_services().await?)),
+        }
+    }
+
+    /// The names of `all` this plan covers (a wildcard plan's filter; a fixed plan keeps
+    /// its own names).
+    fn filter(&self, consumer: &Url, all: impl IntoIterator<Item = String>) -> Vec<String> {
+        match self {
+            NamePlan::Fixed(names) => names.clone(),
+            NamePlan::Pattern(pattern) => all
+                .into_iter()
+                .filter(|n| is_conform_rules(n))
+                .filter(|n| NacosServiceName::parse(n).is_ok_and(|c| pattern.is_compatible(&c)))
+                .collect(),
+            NamePlan::Admin => all
+                .into_iter()
+                .filter(|n| admin_accepts(consumer, n))
+                .collect(),
+        }
+    }
+
+    /// The service-name pattern of a fuzzy watch covering this plan (`None`: fixed names).
+    /// `category:interface:*` when both are concrete, else `*`; the plan's own filter
+    /// still decides.
+    fn fuzzy_pattern(&self) -> Option<String> {
+        match self {
+            NamePlan::Fixed(_) => None,
+            NamePlan::Pattern(p) => Some(match (&p.category, &p.interface) {
+                (Some(c), Some(i)) if !c.contains([',', '*']) && !i.contains('*') => {
+                    format!("{c}{NAME_SEPARATOR}{i}{NAME_SEPARATOR}*")
+                }
+                _ => "*".to_owned(),
+            }),
+            NamePlan::Admin => Some("*".to_owned()),
         }
     }
 }
@@ -166,7 +189,28 @@ impl SubscriptionTask {
     /// background task until the subscription is dropped or the registry destroyed.
     pub(crate) async fn start(self) -> Result<(), NacosError> {
         let consumer = self.publisher.consumer().clone();
-        let names = self.plan.resolve(&self.naming, &consumer).await?;
+        let mut fuzzy = self.fuzzy_watch(&consumer).await;
+        let mut from_watch = None;
+        if let Some(rx) = &mut fuzzy {
+            let timed_out = tokio::time::timeout(self.initial_wait, rx.wait_for(|n| n.ready))
+                .await
+                .is_err();
+            if timed_out {
+                warn!(consumer = %consumer, "nacos fuzzy watch did not finish its initial sync in time; starting with the names known so far");
+            }
+            // A closed channel: the server refused the watch, so scan instead.
+            if rx.has_changed().is_ok() {
+                let known: Vec<String> = rx.borrow().names.iter().cloned().collect();
+                from_watch = Some(self.plan.filter(&consumer, known));
+            }
+        }
+        let names = match from_watch {
+            Some(n) => n,
+            None => {
+                fuzzy = None;
+                self.plan.resolve(&self.naming, &consumer).await?
+            }
+        };
         let wake = Arc::new(Notify::new());
         let mut watched = Vec::with_capacity(names.len());
         for n in names {
@@ -194,8 +238,23 @@ impl SubscriptionTask {
             }
         }
         publish(&self.publisher, &consumer, &watched, self.empty_protection);
-        tokio::spawn(self.run(consumer, watched, wake));
+        tokio::spawn(self.run(consumer, watched, wake, fuzzy));
         Ok(())
+    }
+
+    /// A fuzzy watch for a wildcard plan when the server can do it (gRPC to a Nacos 3.x
+    /// server advertising `fuzzyWatch`); `None` means scanning the service list.
+    async fn fuzzy_watch(&self, consumer: &Url) -> Option<watch::Receiver<FuzzyNames>> {
+        let (Naming::Grpc(g), Some(pattern)) = (&*self.naming, self.plan.fuzzy_pattern()) else {
+            return None;
+        };
+        match g.fuzzy_watch(&pattern).await {
+            Ok(rx) => rx,
+            Err(e) => {
+                debug!(consumer = %consumer, error = %e, "nacos fuzzy watch unavailable; scanning the service list");
+                None
+            }
+        }
     }
 
     fn watch(&self, name: String, wake: &Arc<Notify>) -> Watched {
@@ -214,15 +273,41 @@ impl SubscriptionTask {
         }
     }
 
-    async fn run(self, consumer: Url, mut watched: Vec<Watched>, wake: Arc<Notify>) {
+    async fn run(
+        self,
+        consumer: Url,
+        mut watched: Vec<Watched>,
+        wake: Arc<Notify>,
+        mut fuzzy: Option<watch::Receiver<FuzzyNames>>,
+    ) {
         let closed = self.publisher.closed_token();
         let mut scan = tokio::time::interval(self.scan_interval);
         scan.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         scan.tick().await; // the first tick is immediate; the initial scan is done
         loop {
+            // With a fuzzy watch the server announces new and deleted names: no scans.
+            let scanning = self.plan.rescans() && fuzzy.is_none();
+            let names_changed = async {
+                match fuzzy.as_mut() {
+                    Some(rx) => rx.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = wake.notified() => {}
-                _ = scan.tick(), if self.plan.rescans() => {
+                alive = names_changed => {
+                    if alive {
+                        let known: Vec<String> = fuzzy
+                            .as_ref()
+                            .map(|rx| rx.borrow().names.iter().cloned().collect())
+                            .unwrap_or_default();
+                        let names = self.plan.filter(&consumer, known);
+                        self.rewatch(&mut watched, names, &wake);
+                    } else {
+                        fuzzy = None;
+                    }
+                }
+                _ = scan.tick(), if scanning => {
                     match self.plan.resolve(&self.naming, &consumer).await {
                         Ok(names) => self.rewatch(&mut watched, names, &wake),
                         Err(e) => warn!(consumer = %consumer, error = %e, "nacos service-name scan failed; keeping the current names"),

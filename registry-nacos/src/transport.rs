@@ -34,7 +34,8 @@ pub enum Naming {
 pub struct HttpNaming {
     client: Arc<NacosClient>,
     beat_interval: Option<std::time::Duration>,
-    registered: Mutex<FxHashMap<InstanceKey, (InstanceSpec, Heartbeat)>>,
+    /// Registered instances; ephemeral ones with their heartbeat.
+    registered: Mutex<FxHashMap<InstanceKey, (InstanceSpec, Option<Heartbeat>)>>,
 }
 
 impl HttpNaming {
@@ -74,7 +75,10 @@ impl Naming {
             Naming::Http(h) => {
                 h.client.register_instance(inst).await?;
                 let key = (inst.service.clone(), inst.ip.clone(), inst.port);
-                let hb = Heartbeat::start(h.client.clone(), inst.clone(), h.beat_interval);
+                // Persistent instances are not beaten: the server keeps them until deleted.
+                let hb = inst
+                    .ephemeral
+                    .then(|| Heartbeat::start(h.client.clone(), inst.clone(), h.beat_interval));
                 h.registered.lock().insert(key, (inst.clone(), hb));
                 Ok(())
             }
@@ -89,7 +93,7 @@ impl Naming {
                 let key = (inst.service.clone(), inst.ip.clone(), inst.port);
                 drop(h.registered.lock().remove(&key));
                 h.client
-                    .deregister_instance(&inst.service, &inst.ip, inst.port)
+                    .deregister_instance(&inst.service, &inst.ip, inst.port, inst.ephemeral)
                     .await
             }
         }
@@ -135,11 +139,15 @@ impl Naming {
         match self {
             Naming::Grpc(g) => g.shutdown().await,
             Naming::Http(h) => {
-                let all: Vec<(InstanceKey, (InstanceSpec, Heartbeat))> =
+                let all: Vec<(InstanceKey, (InstanceSpec, Option<Heartbeat>))> =
                     h.registered.lock().drain().collect();
-                for ((service, ip, port), (_spec, hb)) in all {
+                for ((service, ip, port), (spec, hb)) in all {
                     drop(hb);
-                    if let Err(e) = h.client.deregister_instance(&service, &ip, port).await {
+                    if let Err(e) = h
+                        .client
+                        .deregister_instance(&service, &ip, port, spec.ephemeral)
+                        .await
+                    {
                         warn!(service = %service, ip = %ip, port, error = %e, "nacos deregistration on destroy failed; the instance expires when its beats stop");
                     }
                 }

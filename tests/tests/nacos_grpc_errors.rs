@@ -3,6 +3,12 @@
 //! setup, a stream reset in the middle of a push, a refused registration (metadata over 1024
 //! characters), unknown server requests. Every case must give a clear error or warning and
 //! keep the last good list. (Fakes are only for bad input; behaviour is tested on rnacos.)
+//!
+//! The same fake also stands in for what rnacos cannot do and Java Nacos servers (which cannot
+//! be downloaded here) advertise in their `SetupAckRequest`: `supportPersistentInstanceByGrpc`
+//! (2.3+, `PersistentInstanceRequest`) and `fuzzyWatch` (3.0+, `NamingFuzzyWatchRequest` and its
+//! pushes). The rnacos side of both (v1 HTTP register, service-list scans) is tested in
+//! `nacos_grpc_lifecycle.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
@@ -44,6 +50,17 @@ struct Script {
     setup: Mutex<Option<Value>>,
     /// Push channels of the open streams (None = reset the stream).
     streams: Mutex<Vec<mpsc::UnboundedSender<Option<Payload>>>>,
+    /// When set: ServerCheck says `supportAbilityNegotiation` and every setup is answered with
+    /// a `SetupAckRequest` carrying this ability table.
+    abilities: Mutex<Option<Value>>,
+    /// (type, body) of every unary request.
+    requests: Mutex<Vec<(String, Value)>>,
+    /// Hosts per service name (others get `hosts`).
+    per_service: Mutex<HashMap<String, Vec<u16>>>,
+    /// Service keys (`namespace@@group@@service`) announced in the fuzzy-watch initial sync.
+    fuzzy_keys: Mutex<Vec<String>>,
+    /// Fuzzy watches are answered with ErrorResponse 302 (no handler) despite the ability.
+    refuse_fuzzy: AtomicBool,
 }
 
 fn payload(ty: &str, body: &[u8]) -> Payload {
@@ -70,9 +87,29 @@ fn hosts_json_padded(ports: &[u16], pad: bool) -> Value {
 
 impl Script {
     fn service_info(&self) -> Value {
+        self.service_info_of("providers:S::")
+    }
+
+    fn service_info_of(&self, name: &str) -> Value {
         let pad = self.pad.load(Ordering::SeqCst);
-        json!({"name":"providers:S::","groupName":"DEFAULT_GROUP",
-            "hosts":hosts_json_padded(&self.hosts.lock().unwrap(), pad)})
+        let ports = self
+            .per_service
+            .lock()
+            .unwrap()
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| self.hosts.lock().unwrap().clone());
+        json!({"name":name,"groupName":"DEFAULT_GROUP","hosts":hosts_json_padded(&ports, pad)})
+    }
+
+    fn requests_of(&self, ty: &str) -> Vec<Value> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(t, _)| t == ty)
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 
     fn unary(&self, req: &Payload) -> Payload {
@@ -80,8 +117,17 @@ impl Script {
             v["resultCode"] = json!(200);
             payload(ty, v.to_string().as_bytes())
         };
+        let body: Value = serde_json::from_slice(req.json()).unwrap_or(Value::Null);
+        self.requests
+            .lock()
+            .unwrap()
+            .push((req.type_name().to_owned(), body.clone()));
         match req.type_name() {
-            "ServerCheckRequest" => ok("ServerCheckResponse", json!({"connectionId":"fake-1"})),
+            "ServerCheckRequest" => ok(
+                "ServerCheckResponse",
+                json!({"connectionId":"fake-1",
+                    "supportAbilityNegotiation": self.abilities.lock().unwrap().is_some()}),
+            ),
             "HealthCheckRequest" if self.never_setup.load(Ordering::SeqCst) => payload(
                 "ErrorResponse",
                 br#"{"resultCode":500,"errorCode":301,"message":"Connection is unregistered."}"#,
@@ -98,8 +144,40 @@ impl Script {
                     ok("InstanceResponse", json!({"type":"registerInstance"}))
                 }
             }
+            "PersistentInstanceRequest" => {
+                ok("InstanceResponse", json!({"type": body["type"].clone()}))
+            }
+            "NamingFuzzyWatchRequest" if self.refuse_fuzzy.load(Ordering::SeqCst) => payload(
+                "ErrorResponse",
+                br#"{"resultCode":500,"errorCode":302,"message":"RequestHandler Not Found"}"#,
+            ),
+            "NamingFuzzyWatchRequest" => {
+                let pattern = body["groupKeyPattern"].as_str().unwrap_or("").to_owned();
+                if body["watchType"] == "WATCH" {
+                    // The initial sync follows the reply, on the stream.
+                    let contexts: Vec<Value> = self
+                        .fuzzy_keys
+                        .lock()
+                        .unwrap()
+                        .iter()
+                        .map(|k| json!({"serviceKey":k,"changedType":"ADD_SERVICE"}))
+                        .collect();
+                    let init = json!({"requestId":"fz-init","module":"naming","groupKeyPattern":pattern,
+                        "syncType":"FUZZY_WATCH_INIT_NOTIFY","contexts":contexts,"totalBatch":1,"currentBatch":1});
+                    let finish = json!({"requestId":"fz-finish","module":"naming","groupKeyPattern":pattern,
+                        "syncType":"FINISH_FUZZY_WATCH_INIT_NOTIFY"});
+                    for v in [init, finish] {
+                        self.push(Some(payload(
+                            "NamingFuzzyWatchSyncRequest",
+                            v.to_string().as_bytes(),
+                        )));
+                    }
+                }
+                ok("NamingFuzzyWatchResponse", json!({}))
+            }
             "SubscribeServiceRequest" => {
                 self.subscribes.fetch_add(1, Ordering::SeqCst);
+                let name = body["serviceName"].as_str().unwrap_or("").to_owned();
                 match self.subscribe_mode.load(Ordering::SeqCst) {
                     1 => payload(
                         "SubscribeServiceResponse",
@@ -108,7 +186,7 @@ impl Script {
                     2 => ok("InstanceResponse", json!({})),
                     _ => ok(
                         "SubscribeServiceResponse",
-                        json!({"serviceInfo": self.service_info()}),
+                        json!({"serviceInfo": self.service_info_of(&name)}),
                     ),
                 }
             }
@@ -257,6 +335,14 @@ async fn handle(
                     let v: Value = serde_json::from_slice(m.json()).unwrap_or(Value::Null);
                     if m.type_name() == "ConnectionSetupRequest" {
                         *sc.setup.lock().unwrap() = Some(v);
+                        let table = sc.abilities.lock().unwrap().clone();
+                        if let Some(t) = table {
+                            let ack = json!({"requestId":"setup-1","module":"internal","abilityTable":t});
+                            let _ = send.send_data(
+                                frame(&payload("SetupAckRequest", ack.to_string().as_bytes())),
+                                false,
+                            );
+                        }
                     } else {
                         let id = v["requestId"].as_str().unwrap_or("").to_owned();
                         sc.acks.lock().unwrap().push((m.type_name().to_owned(), id));
@@ -434,12 +520,237 @@ async fn a_10k_instance_service_with_dubbo_sized_metadata_decodes() {
     let fake = Fake::start().await;
     fake.script.pad.store(true, Ordering::SeqCst);
     *fake.script.hosts.lock().unwrap() = (20000..30000).collect();
-    let r = nacos_registry(&fake.url("&nacos.request-timeout=10000")).unwrap();
+    // Generous: building and parsing ~10 MB of JSON in a debug build on a loaded machine can
+    // take longer than 10 s, and a timed-out reply is retried from scratch.
+    let r = nacos_registry(&fake.url("&nacos.request-timeout=60000")).unwrap();
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
     // ~10 MB of JSON: more than tonic's default 4 MiB decoding limit.
-    w.until("10,000 providers", Duration::from_secs(60), |w| {
+    w.until("10,000 providers", Duration::from_secs(180), |w| {
         w.addresses("providers").len() == 10_000
     })
     .await;
+    r.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_instances_use_persistent_instance_request_when_advertised() {
+    let fake = Fake::start().await;
+    *fake.script.abilities.lock().unwrap() =
+        Some(json!({"supportPersistentInstanceByGrpc": true, "fuzzyWatch": false}));
+    let r = nacos_registry(&fake.url("")).unwrap();
+    let persistent = provider_url("P", 20890, "ephemeral=false");
+    r.register(&persistent).await.unwrap();
+    r.register(&provider_url("P", 20891, "")).await.unwrap();
+    let sent = fake.script.requests_of("PersistentInstanceRequest");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0]["type"], "registerInstance");
+    assert_eq!(sent[0]["namespace"], "public");
+    assert_eq!(sent[0]["groupName"], "DEFAULT_GROUP");
+    assert_eq!(sent[0]["serviceName"], "providers:P::");
+    assert_eq!(sent[0]["instance"]["port"], 20890);
+    assert_eq!(sent[0]["instance"]["ephemeral"], false);
+    assert!(sent[0]["instance"].get("serviceName").is_none());
+    // The ephemeral one is an InstanceRequest of its own (not batched with the persistent one).
+    let eph = fake.script.requests_of("InstanceRequest");
+    assert_eq!(eph.len(), 1, "{eph:?}");
+    assert_eq!(eph[0]["instance"]["port"], 20891);
+    assert_eq!(eph[0]["instance"]["ephemeral"], true);
+    // A reconnect redoes the ephemeral registration only: the server keeps persistent ones.
+    fake.script.push(None);
+    tests::eventually("the ephemeral registration redone", T, || async {
+        (fake.script.requests_of("InstanceRequest").len() >= 2).then_some(())
+    })
+    .await;
+    assert_eq!(
+        fake.script.requests_of("PersistentInstanceRequest").len(),
+        1
+    );
+    r.unregister(&persistent).await.unwrap();
+    let sent = fake.script.requests_of("PersistentInstanceRequest");
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[1]["type"], "deregisterInstance");
+    assert_eq!(sent[1]["instance"]["port"], 20890);
+    r.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wildcard_subscription_uses_fuzzy_watch_when_advertised() {
+    let fake = Fake::start().await;
+    *fake.script.abilities.lock().unwrap() = Some(json!({"fuzzyWatch": true}));
+    fake.script
+        .fuzzy_keys
+        .lock()
+        .unwrap()
+        .push("public@@DEFAULT_GROUP@@providers:S:1.0:".into());
+    {
+        let mut per = fake.script.per_service.lock().unwrap();
+        per.insert("providers:S:1.0:".into(), vec![21001]);
+        per.insert("providers:S:2.0:".into(), vec![21002]);
+    }
+    let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
+    let mut w = Watch::new(
+        r.subscribe(&consumer_url("S", "providers", "version=*"))
+            .await
+            .unwrap(),
+    );
+    w.until("the service of the initial sync", T, |w| {
+        w.addresses("providers").len() == 1
+    })
+    .await;
+    let setup = fake.script.setup.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        setup["abilityTable"],
+        json!({"fuzzyWatch": true}),
+        "{setup}"
+    );
+    let watch = fake.script.requests_of("NamingFuzzyWatchRequest");
+    assert_eq!(watch.len(), 1, "{watch:?}");
+    assert_eq!(
+        watch[0]["groupKeyPattern"],
+        "public>>DEFAULT_GROUP>>providers:S:*"
+    );
+    assert_eq!(watch[0]["watchType"], "WATCH");
+    assert_eq!(watch[0]["namespace"], "public");
+    // Java's `isInitializing` field goes out as `initializing` (Jackson names it after the getter).
+    assert_eq!(watch[0]["initializing"], true);
+    assert!(watch[0].get("isInitializing").is_none());
+    tests::eventually("the sync batches acked", T, || async {
+        (fake
+            .script
+            .acked("NamingFuzzyWatchChangeNotifyResponse", "fz-init")
+            && fake
+                .script
+                .acked("NamingFuzzyWatchChangeNotifyResponse", "fz-finish"))
+        .then_some(())
+    })
+    .await;
+    // A new service announced by the server is picked up; one the pattern does not cover,
+    // another group and garbage are not.
+    let change = |id: &str, key: &str, ty: &str| {
+        let v = json!({"requestId":id,"module":"naming","serviceKey":key,"changedType":ty,
+            "syncType":"FUZZY_WATCH_RESOURCE_CHANGED"});
+        payload(
+            "NamingFuzzyWatchChangeNotifyRequest",
+            v.to_string().as_bytes(),
+        )
+    };
+    fake.script.push(Some(change(
+        "c1",
+        "public@@OTHER@@providers:S:3.0:",
+        "ADD_SERVICE",
+    )));
+    fake.script.push(Some(payload(
+        "NamingFuzzyWatchChangeNotifyRequest",
+        b"{not json",
+    )));
+    fake.script.push(Some(change(
+        "c2",
+        "public@@DEFAULT_GROUP@@providers:S:2.0:",
+        "ADD_SERVICE",
+    )));
+    w.until("the announced service", T, |w| {
+        w.addresses("providers")
+            == ["10.9.0.1:21001", "10.9.0.1:21002"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect()
+    })
+    .await;
+    assert!(fake
+        .script
+        .acked("NamingFuzzyWatchChangeNotifyResponse", "c2"));
+    fake.script.push(Some(change(
+        "c3",
+        "public@@DEFAULT_GROUP@@providers:S:1.0:",
+        "DELETE_SERVICE",
+    )));
+    w.until("the deleted service dropped", T, |w| {
+        w.addresses("providers") == ["10.9.0.1:21002"].iter().map(|s| (*s).to_owned()).collect()
+    })
+    .await;
+    // After a reconnect the watch is re-sent with the keys already known.
+    fake.script.push(None);
+    tests::eventually("the watch redone", T, || async {
+        (fake.script.requests_of("NamingFuzzyWatchRequest").len() >= 2).then_some(())
+    })
+    .await;
+    let redo = fake.script.requests_of("NamingFuzzyWatchRequest")[1].clone();
+    assert_eq!(redo["initializing"], false);
+    assert_eq!(
+        redo["receivedGroupKeys"],
+        json!(["public@@DEFAULT_GROUP@@providers:S:2.0:"])
+    );
+    // No service-list scan in all that time (the scan interval is 200 ms).
+    assert!(
+        fake.script.requests_of("ServiceListRequest").is_empty(),
+        "no ServiceListRequest with a fuzzy watch"
+    );
+    drop(w);
+    r.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_abilities_persistent_goes_to_http_and_wildcards_scan() {
+    let fake = Fake::start().await;
+    *fake.script.hosts.lock().unwrap() = vec![20001];
+    // No ability table at all (rnacos, Java before 2.3): no fuzzy watch, service-list scans.
+    let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
+    let mut w = Watch::new(
+        r.subscribe(&consumer_url("S", "providers", "version=*"))
+            .await
+            .unwrap(),
+    );
+    w.until("the scanned service", T, |w| {
+        w.addresses("providers").len() == 1
+    })
+    .await;
+    assert!(fake
+        .script
+        .requests_of("NamingFuzzyWatchRequest")
+        .is_empty());
+    tests::eventually("re-scans", T, || async {
+        (fake.script.requests_of("ServiceListRequest").len() >= 3).then_some(())
+    })
+    .await;
+    // The v1 HTTP fallback of a persistent instance goes to the main port, where this fake
+    // has no HTTP: a clear error, and no gRPC request that the server could not handle.
+    r.register(&provider_url("P", 20892, "ephemeral=false"))
+        .await
+        .expect_err("the fake has no HTTP API");
+    assert!(fake
+        .script
+        .requests_of("PersistentInstanceRequest")
+        .is_empty());
+    drop(w);
+    r.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_fuzzy_watch_falls_back_to_scans() {
+    let fake = Fake::start().await;
+    *fake.script.hosts.lock().unwrap() = vec![20001];
+    *fake.script.abilities.lock().unwrap() = Some(json!({"fuzzyWatch": true}));
+    fake.script.refuse_fuzzy.store(true, Ordering::SeqCst);
+    let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
+    let mut w = Watch::new(
+        r.subscribe(&consumer_url("S", "providers", "version=*"))
+            .await
+            .unwrap(),
+    );
+    w.until("the scanned service", T, |w| {
+        w.addresses("providers").len() == 1
+    })
+    .await;
+    assert_eq!(fake.script.requests_of("NamingFuzzyWatchRequest").len(), 1);
+    tests::eventually("re-scans instead of the refused watch", T, || async {
+        (fake.script.requests_of("ServiceListRequest").len() >= 3).then_some(())
+    })
+    .await;
+    assert_eq!(
+        fake.script.requests_of("NamingFuzzyWatchRequest").len(),
+        1,
+        "a refused watch is not retried"
+    );
+    drop(w);
     r.destroy().await;
 }

@@ -440,3 +440,79 @@ async fn a_widened_watch_sees_a_brand_new_service_quickly() {
     provider.destroy().await;
     watcher.destroy().await;
 }
+
+/// The `ephemeral` flag of every instance of `service` (v1 `instance/list`, all instances).
+async fn ephemeral_flags(url: &str, service: &str) -> Vec<(i64, bool)> {
+    let cfg = registry_nacos::NacosConfig::from_url(&Url::parse(url).unwrap()).unwrap();
+    let client = registry_nacos::NacosClient::new(&cfg).unwrap();
+    let (_, body) = client.list_instances_raw(service).await.unwrap();
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let mut out: Vec<(i64, bool)> = v["hosts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|h| {
+            (
+                h["port"].as_i64().unwrap_or(0),
+                h["ephemeral"].as_bool().unwrap_or(true),
+            )
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persistent_instance_goes_over_v1_http_on_rnacos_and_outlives_the_connection() {
+    let Some(addr) = tests::nacos_addr(
+        "a_persistent_instance_goes_over_v1_http_on_rnacos_and_outlives_the_connection",
+    ) else {
+        return;
+    };
+    let ns = tests::unique("grpc-persist");
+    let s = iface("Persist");
+    let service = format!("providers:{s}::");
+    let url = format!("nacos://{addr}?namespace={ns}&file-cache=false");
+    let consumer = registry(&url);
+    let mut w = Watch::new(
+        consumer
+            .subscribe(&consumer_url(&s, "providers", ""))
+            .await
+            .unwrap(),
+    );
+    w.until("empty at first", T, |w| w.is_empty_marker("providers"))
+        .await;
+    // rnacos advertises no `supportPersistentInstanceByGrpc`: the persistent instance goes
+    // through the v1 HTTP API (as nacos-client does), the ephemeral one over gRPC.
+    let provider = registry(&url);
+    let persistent = provider_url(&s, 20461, "ephemeral=false");
+    provider.register(&persistent).await.unwrap();
+    provider
+        .register(&provider_url(&s, 20462, ""))
+        .await
+        .unwrap();
+    w.until("both instances", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20461", "127.0.0.1:20462"])
+    })
+    .await;
+    assert_eq!(
+        ephemeral_flags(&url, &service).await,
+        [(20461, false), (20462, true)]
+    );
+    // Closing the provider's connection without deregistering: the ephemeral instance goes
+    // at once, the persistent one stays.
+    drop(provider);
+    w.until("only the persistent instance", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20461"])
+    })
+    .await;
+    // Another registry removes it (v1 HTTP deregister with ephemeral=false).
+    let cleaner = registry(&url);
+    cleaner.unregister(&persistent).await.unwrap();
+    w.until("empty again", T, |w| w.is_empty_marker("providers"))
+        .await;
+    assert!(ephemeral_flags(&url, &service).await.is_empty());
+    cleaner.destroy().await;
+    consumer.destroy().await;
+}

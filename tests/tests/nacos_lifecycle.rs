@@ -1,5 +1,6 @@
 //! Lifecycle of the Nacos backend on real servers: open-API auth (`DUBBO_TEST_NACOS_AUTH`),
-//! heartbeats and expiry on the short-timeout server (`DUBBO_TEST_NACOS_SHORT`), and a server
+//! heartbeats and expiry on the short-timeout server (`DUBBO_TEST_NACOS_SHORT`, where a
+//! persistent instance is shown to need none), and a server
 //! restart on a private server this test starts and stops itself (port 8860, via
 //! `$DUBBO_TEST_SCRIPTS/nacos-server.sh`; the shared servers are never stopped).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
@@ -138,6 +139,68 @@ async fn beats_keep_an_instance_alive_and_it_expires_when_they_stop() {
         .unwrap()
         .unwrap();
     assert!(n.is_empty_marker(), "{n:?}");
+    consumer.destroy().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persistent_instance_needs_no_beats_over_http() {
+    let Some(addr) = tests::server_addr(
+        "DUBBO_TEST_NACOS_SHORT",
+        "a_persistent_instance_needs_no_beats_over_http",
+    ) else {
+        return;
+    };
+    let ns = tests::unique("nacos-persist");
+    let s = iface("Persist");
+    let base = format!("nacos://{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false&nacos.transport=http");
+    let provider = NacosBackend::new(&Url::parse(&base).unwrap()).unwrap();
+    let persistent = provider_url(&s, 20211, "ephemeral=false");
+    provider.do_register(&persistent).await.unwrap();
+    provider
+        .do_register(&provider_url(&s, 20212, ""))
+        .await
+        .unwrap();
+    let (_, body) = raw_list_status(&addr, &ns, &format!("providers:{s}::")).await;
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let mut flags: Vec<(i64, bool)> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["port"].as_i64().unwrap(),
+                h["ephemeral"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    flags.sort_unstable();
+    assert_eq!(flags, [(20211, false), (20212, true)], "{body}");
+    let consumer = nacos_registry(&Url::parse(&base).unwrap()).unwrap();
+    let mut w = Watch::new(
+        consumer
+            .subscribe(&consumer_url(&s, "providers", ""))
+            .await
+            .unwrap(),
+    );
+    w.until("both", T, |w| {
+        w.addresses("providers") == set(&["127.0.0.1:20211", "127.0.0.1:20212"])
+    })
+    .await;
+    // The provider "dies" without deregistering: the beaten (ephemeral) instance expires on
+    // this short-timeout server; the persistent one was never beaten and stays.
+    drop(provider);
+    w.until(
+        "only the persistent instance",
+        Duration::from_secs(30),
+        |w| w.addresses("providers") == set(&["127.0.0.1:20211"]),
+    )
+    .await;
+    let cleaner = NacosBackend::new(&Url::parse(&base).unwrap()).unwrap();
+    cleaner.do_unregister(&persistent).await.unwrap();
+    w.until("gone after the deregistration", T, |w| {
+        w.is_empty_marker("providers")
+    })
+    .await;
     consumer.destroy().await;
 }
 

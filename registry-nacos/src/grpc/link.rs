@@ -66,6 +66,28 @@ pub(crate) struct Reply {
     pub json: Vec<u8>,
 }
 
+/// What the server said it can do (the `abilityTable` of its `SetupAckRequest`; Java 2.3+).
+/// A server that sends no table (rnacos, Java before 2.3) can do neither.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ServerAbilities {
+    /// `supportPersistentInstanceByGrpc`: `PersistentInstanceRequest` is handled.
+    pub persistent_instance: bool,
+    /// `fuzzyWatch` (3.0+): `NamingFuzzyWatchRequest` and its pushes are handled.
+    pub fuzzy_watch: bool,
+}
+
+impl ServerAbilities {
+    /// The abilities of a `SetupAckRequest` body (unknown or unreadable: none).
+    pub(crate) fn of_setup_ack(json: &[u8]) -> Self {
+        let ack: wire::SetupAck = serde_json::from_slice(json).unwrap_or_default();
+        let on = |k: &str| ack.ability_table.get(k) == Some(&serde_json::Value::Bool(true));
+        ServerAbilities {
+            persistent_instance: on(wire::ABILITY_PERSISTENT_INSTANCE),
+            fuzzy_watch: on(wire::ABILITY_FUZZY_WATCH),
+        }
+    }
+}
+
 /// One usable connection. Cheap to clone; the connection closes when the session drops its
 /// last clone and the reader task.
 #[derive(Debug, Clone)]
@@ -77,6 +99,8 @@ pub(crate) struct Link {
     pub generation: u64,
     /// The server's id for it.
     pub connection_id: Arc<str>,
+    /// What the server can do.
+    pub abilities: ServerAbilities,
     out: mpsc::Sender<Payload>,
     client_ip: Arc<str>,
     timeout: Duration,
@@ -156,6 +180,7 @@ impl Link {
             server: server.into(),
             generation,
             connection_id: "".into(),
+            abilities: ServerAbilities::default(),
             out,
             client_ip,
             timeout: s.timeout,
@@ -193,9 +218,14 @@ impl Link {
             base: wire::Base::of("internal"),
             client_version: version,
             labels,
-            ability_table: check
-                .support_ability_negotiation
-                .then(std::collections::BTreeMap::new),
+            // What this client can receive: naming connections handle fuzzy-watch pushes.
+            ability_table: check.support_ability_negotiation.then(|| {
+                let mut t = std::collections::BTreeMap::new();
+                if s.module == "naming" {
+                    t.insert(wire::ABILITY_FUZZY_WATCH.to_owned(), true);
+                }
+                t
+            }),
             tenant: s.tenant.as_deref(),
         };
         let setup_json = serde_json::to_vec(&setup).unwrap_or_default();
@@ -220,6 +250,7 @@ impl Link {
             while !registered {
                 match tokio::time::timeout_at(deadline, inbound.recv()).await {
                     Ok(Some(Inbound::Message(p))) if p.type_name() == "SetupAckRequest" => {
+                        link.abilities = ServerAbilities::of_setup_ack(p.json());
                         registered = true;
                     }
                     Ok(Some(Inbound::Message(p))) => early.push(p),
@@ -240,7 +271,7 @@ impl Link {
                 return Err(e);
             }
         }
-        debug!(server, connection_id = %link.connection_id, generation, "nacos grpc connection ready");
+        debug!(server, connection_id = %link.connection_id, generation, abilities = ?link.abilities, "nacos grpc connection ready");
         Ok(Opened {
             link,
             inbound,

@@ -9,6 +9,9 @@
 //!   Deregistering one of several sends `deregisterInstance` for it, then the remaining set
 //!   (Java removes everything the connection published on deregister; rnacos batches are
 //!   additive).
+//! - **Persistent instances** (provider URL `ephemeral=false`) are not bound to the connection:
+//!   a `PersistentInstanceRequest` when the server advertises `supportPersistentInstanceByGrpc`,
+//!   else the v1 HTTP instance API, as nacos-client chooses; never redone after a reconnect.
 //! - **Subscriptions**: one `SubscribeServiceRequest` per service name however many consumers
 //!   watch it, seeded from its reply (rnacos sends no first push); every
 //!   `NotifySubscriberRequest` and every re-subscribe reply is a full snapshot applied through
@@ -25,6 +28,7 @@ use rustc_hash::FxHashMap;
 use tokio::sync::watch;
 use tracing::{debug, warn};
 
+use super::fuzzy::{group_key_pattern, FuzzyNames};
 use super::link::Link;
 use super::session::{expect_type, Command, GrpcStats, Session, Shared};
 use super::wire::{
@@ -62,6 +66,9 @@ pub(crate) struct NamingState {
     /// Serialises registration sends so two full sets of one service never cross.
     reg_lock: tokio::sync::Mutex<()>,
     subs: Mutex<FxHashMap<String, Subscribed>>,
+    /// Persistent instances registered (service, ip, port): not bound to the connection, so
+    /// never redone; deregistered on shutdown.
+    persistent: Mutex<FxHashMap<(String, String, i32), InstanceSpec>>,
 }
 
 fn instance<'a>(i: &'a InstanceSpec) -> Instance<'a> {
@@ -71,7 +78,7 @@ fn instance<'a>(i: &'a InstanceSpec) -> Instance<'a> {
         weight: 1.0,
         healthy: true,
         enabled: true,
-        ephemeral: true,
+        ephemeral: i.ephemeral,
         cluster_name: DEFAULT_CLUSTER,
         metadata: &i.metadata,
     }
@@ -162,9 +169,16 @@ impl NamingState {
         }
     }
 
-    /// Subscribes `service` on `link` and applies the reply's snapshot.
+    /// Subscribes `service` on `link` and applies the reply's snapshot, unless it is already
+    /// subscribed there (the redo after a connect may have done it before the command that
+    /// asked for it was read).
     pub(crate) async fn subscribe_one(&self, shared: &Shared, link: &Link, service: &str) {
-        if !self.subs.lock().contains_key(service) {
+        if self
+            .subs
+            .lock()
+            .get(service)
+            .is_none_or(|s| s.done == link.generation)
+        {
             return;
         }
         let cfg = &shared.cfg;
@@ -399,8 +413,12 @@ impl GrpcNaming {
     }
 
     /// Registers `inst` (cached first, so a failure is redone after the next reconnect and
-    /// retried by failback).
+    /// retried by failback). A persistent instance (`ephemeral == false`) goes through
+    /// a `PersistentInstanceRequest` or the v1 HTTP API instead (see the module docs).
     pub async fn register(&self, inst: &InstanceSpec) -> Result<(), NacosError> {
+        if !inst.ephemeral {
+            return self.persistent(inst, true).await;
+        }
         let sh = self.shared();
         let _order = sh.naming.reg_lock.lock().await;
         let set = {
@@ -427,8 +445,57 @@ impl GrpcNaming {
         Ok(())
     }
 
+    /// A persistent instance, registered or deregistered as nacos-client does it: a
+    /// `PersistentInstanceRequest` when the server advertises `supportPersistentInstanceByGrpc`
+    /// (Java 2.3+), else the v1 HTTP instance API (rnacos, older servers). The server keeps
+    /// it whatever happens to the connection, so nothing is redone after a reconnect.
+    async fn persistent(&self, inst: &InstanceSpec, register: bool) -> Result<(), NacosError> {
+        let sh = self.shared();
+        let key = (inst.service.clone(), inst.ip.clone(), inst.port);
+        if register {
+            sh.naming.persistent.lock().insert(key, inst.clone());
+        } else {
+            sh.naming.persistent.lock().remove(&key);
+        }
+        let op = if register { "register" } else { "deregister" };
+        let link = sh.current_link(op).await?;
+        if link.abilities.persistent_instance {
+            let cfg = &sh.cfg;
+            let body = InstanceRequest {
+                base: NamingBase::new(&cfg.namespace, &inst.service, &cfg.group),
+                op: if register {
+                    "registerInstance"
+                } else {
+                    "deregisterInstance"
+                },
+                instance: instance(inst),
+            };
+            let r = sh
+                .request_on(&link, op, "PersistentInstanceRequest", &body)
+                .await?;
+            expect_type(&link.server, op, r, "InstanceResponse").map(drop)
+        } else {
+            debug!(service = %inst.service, "nacos server cannot handle persistent instances over grpc; using the v1 HTTP API");
+            let r = if register {
+                sh.http.register_instance(inst).await
+            } else {
+                sh.http
+                    .deregister_instance(&inst.service, &inst.ip, inst.port, false)
+                    .await
+            };
+            if let Err(e) = &r {
+                warn!(service = %inst.service, server = %link.server, error = %e,
+                    "a persistent instance (ephemeral=false) needs the server's v1 HTTP API, because it does not advertise supportPersistentInstanceByGrpc");
+            }
+            r
+        }
+    }
+
     /// Deregisters `inst` (then re-sends the remaining instances of its service, if any).
     pub async fn deregister(&self, inst: &InstanceSpec) -> Result<(), NacosError> {
+        if !inst.ephemeral {
+            return self.persistent(inst, false).await;
+        }
         let sh = self.shared();
         let _order = sh.naming.reg_lock.lock().await;
         let remaining = {
@@ -464,14 +531,14 @@ impl GrpcNaming {
 
     /// Deregisters everything (best effort; closing the connection removes it anyway).
     pub async fn deregister_all(&self) {
-        let all: Vec<InstanceSpec> = self
-            .shared()
-            .naming
+        let naming = &self.shared().naming;
+        let mut all: Vec<InstanceSpec> = naming
             .regs
             .lock()
             .values()
             .flat_map(|r| r.instances.clone())
             .collect();
+        all.extend(naming.persistent.lock().values().cloned());
         for inst in all {
             if let Err(e) = self.deregister(&inst).await {
                 debug!(service = %inst.service, error = %e, "nacos deregistration on destroy failed; closing the connection removes it");
@@ -564,6 +631,27 @@ impl GrpcNaming {
         Arc::new(GrpcSource {
             shared: self.shared().clone(),
         })
+    }
+
+    /// Fuzzy-watches the service names of the group matching `service_pattern` (`*`,
+    /// `prefix*`, ...): `None` when the server cannot (no `fuzzyWatch` ability: rnacos, Java
+    /// 2.x), then callers scan the service list instead. Waits for a connection up to the
+    /// request timeout.
+    pub async fn fuzzy_watch(
+        &self,
+        service_pattern: &str,
+    ) -> Result<Option<watch::Receiver<FuzzyNames>>, NacosError> {
+        let sh = self.shared();
+        let link = sh.current_link("fuzzy watch").await?;
+        if !link.abilities.fuzzy_watch {
+            return Ok(None);
+        }
+        let pattern = group_key_pattern(&sh.cfg.namespace, &sh.cfg.group, service_pattern);
+        let (rx, new) = sh.fuzzy.watch(&pattern);
+        if new {
+            sh.command(Command::FuzzyWatch(pattern));
+        }
+        Ok(Some(rx))
     }
 
     /// Number of services subscribed on the connection.

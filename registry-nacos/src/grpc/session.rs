@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::config::ConfigState;
+use super::fuzzy::FuzzyState;
 use super::link::{Inbound, Link, LinkSettings, Opened, Reply};
 use super::naming::NamingState;
 use super::proto::Payload;
@@ -44,6 +45,8 @@ pub(crate) enum Command {
     Subscribe(String),
     /// Listen to a config key (a new watcher).
     Listen(super::config::ConfigKey),
+    /// Start a fuzzy watch (a new group-key pattern).
+    FuzzyWatch(String),
 }
 
 /// Request counters of one session (for measurements).
@@ -59,6 +62,10 @@ pub struct GrpcStats {
     pub pushes: AtomicU64,
     /// Successful connections (1 + reconnects).
     pub connections: AtomicU64,
+    /// Wall-clock time (µs since the Unix epoch) at which the session task read the last
+    /// `NotifySubscriberRequest` (0: none yet); for telling the server's push delay apart
+    /// from the client's own.
+    pub last_push_unix_micros: AtomicU64,
 }
 
 /// State shared by the owner task and the callers.
@@ -70,6 +77,7 @@ pub(crate) struct Shared {
     link: watch::Sender<Option<Link>>,
     cmd: mpsc::UnboundedSender<Command>,
     pub(crate) naming: NamingState,
+    pub(crate) fuzzy: FuzzyState,
     pub(crate) config: ConfigState,
     pub(crate) cancel: CancellationToken,
     pub(crate) stats: GrpcStats,
@@ -117,6 +125,7 @@ impl Session {
             link: watch::channel(None).0,
             cmd,
             naming: NamingState::default(),
+            fuzzy: FuzzyState::default(),
             config: ConfigState::default(),
             cancel: CancellationToken::new(),
             stats: GrpcStats::default(),
@@ -329,6 +338,7 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::UnboundedReceiver<Command>) {
             }
         }
         shared.naming.redo(&shared, &link).await;
+        shared.fuzzy.redo(&shared, &link).await;
         shared.config.redo(&shared, &link).await;
         // 500 ms, or the query interval when that is shorter.
         let period = shared
@@ -365,6 +375,7 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::UnboundedReceiver<Command>) {
                     Some(Command::Reconnect(_)) => {}
                     Some(Command::Subscribe(s)) => shared.naming.subscribe_one(&shared, &link, &s).await,
                     Some(Command::Listen(k)) => shared.config.listen_one(&shared, &link, &k).await,
+                    Some(Command::FuzzyWatch(p)) => shared.fuzzy.watch_one(&shared, &link, &p).await,
                     None => return,
                 },
                 _ = tick.tick() => {
@@ -378,6 +389,8 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::UnboundedReceiver<Command>) {
                         last_redo = Instant::now();
                         shared.naming.sweep(&shared, &link).await;
                         shared.naming.redo(&shared, &link).await;
+                        shared.fuzzy.sweep(&shared, &link).await;
+                        shared.fuzzy.redo(&shared, &link).await;
                         shared.config.sweep(&shared, &link).await;
                         shared.config.redo(&shared, &link).await;
                     }
@@ -392,6 +405,7 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::UnboundedReceiver<Command>) {
         };
         shared.link.send_replace(None);
         shared.naming.on_disconnect();
+        shared.fuzzy.on_disconnect();
         shared.config.on_disconnect();
         warn!(server = %link.server, reason = %why, "nacos grpc connection lost; reconnecting (lists are kept)");
     }
@@ -443,10 +457,28 @@ async fn handle_server_request(shared: &Shared, link: &Link, p: Payload) -> Opti
     let (reply_ty, ok, reset) = match ty.as_str() {
         "NotifySubscriberRequest" => {
             shared.stats.pushes.fetch_add(1, Ordering::Relaxed);
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+            shared
+                .stats
+                .last_push_unix_micros
+                .store(now, Ordering::Relaxed);
             shared.naming.on_push(&shared.cfg.group, json);
             ("NotifySubscriberResponse", true, None)
         }
         "ClientDetectionRequest" => ("ClientDetectionResponse", true, None),
+        // The Java client answers both fuzzy-watch pushes with this type.
+        "NamingFuzzyWatchSyncRequest" => {
+            shared.stats.pushes.fetch_add(1, Ordering::Relaxed);
+            shared.fuzzy.on_sync(json);
+            ("NamingFuzzyWatchChangeNotifyResponse", true, None)
+        }
+        "NamingFuzzyWatchChangeNotifyRequest" => {
+            shared.stats.pushes.fetch_add(1, Ordering::Relaxed);
+            shared.fuzzy.on_change(json);
+            ("NamingFuzzyWatchChangeNotifyResponse", true, None)
+        }
         "ConnectResetRequest" => {
             let r: ConnectReset = serde_json::from_slice(json).unwrap_or_default();
             let target = match (r.server_ip.filter(|s| !s.is_empty()), r.server_port) {

@@ -21,6 +21,19 @@ pub const CODE_INVALID_PARAM: i32 = 400;
 /// errorCode: no right (auth): log in again.
 pub const CODE_NO_RIGHT: i32 = 403;
 
+/// Server ability: `PersistentInstanceRequest` over gRPC (Java 2.3+).
+pub const ABILITY_PERSISTENT_INSTANCE: &str = "supportPersistentInstanceByGrpc";
+/// Server ability: naming/config fuzzy watch (Java 3.0+).
+pub const ABILITY_FUZZY_WATCH: &str = "fuzzyWatch";
+
+/// `SetupAckRequest` (server to client, Java 2.3+): the server's abilities.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SetupAck {
+    /// Ability name → supported (`true`; anything else counts as not supported).
+    pub ability_table: std::collections::HashMap<String, serde_json::Value>,
+}
+
 /// The fields of the request base every body has.
 #[derive(Debug, Serialize)]
 pub struct Base {
@@ -51,7 +64,8 @@ pub struct ConnectionSetup<'a> {
     pub client_version: &'a str,
     /// `source: sdk`, `module`, `AppName`.
     pub labels: BTreeMap<&'static str, &'a str>,
-    /// `{}` when the server negotiates abilities (then it answers with SetupAckRequest).
+    /// Sent when the server negotiates abilities (then it answers with SetupAckRequest):
+    /// `{"fuzzyWatch": true}` on naming connections, `{}` on config ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ability_table: Option<BTreeMap<String, bool>>,
     /// The namespace (config connections only).
@@ -73,7 +87,8 @@ pub struct Instance<'a> {
     pub healthy: bool,
     /// Always true.
     pub enabled: bool,
-    /// Always true (bound to the connection).
+    /// True (the default): bound to the connection. False: a persistent instance
+    /// (`PersistentInstanceRequest`), kept by the server until deregistered.
     pub ephemeral: bool,
     /// `DEFAULT`.
     pub cluster_name: &'a str,
@@ -174,6 +189,61 @@ pub struct ServiceListRequest<'a> {
     pub page_size: u32,
     /// `""` (ignored by servers).
     pub selector: &'static str,
+}
+
+/// `NamingFuzzyWatchRequest` (3.0+): start (`WATCH`) or stop (`CANCEL_WATCH`) a fuzzy watch.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FuzzyWatchRequest<'a> {
+    /// Base fields (`module: naming`).
+    #[serde(flatten)]
+    pub base: Base,
+    /// Namespace id.
+    pub namespace: &'a str,
+    /// `namespace>>groupPattern>>servicePattern`.
+    pub group_key_pattern: &'a str,
+    /// Service keys already known (`namespace@@group@@service`): the server sends only the
+    /// difference.
+    pub received_group_keys: Vec<String>,
+    /// `WATCH` or `CANCEL_WATCH`.
+    pub watch_type: &'static str,
+    /// True for the first watch of the pattern (Java's `isInitializing` field, which Jackson
+    /// names `initializing` after its `isInitializing()` getter).
+    #[serde(rename = "initializing")]
+    pub is_initializing: bool,
+}
+
+/// One service of a fuzzy-watch sync batch.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FuzzyContext {
+    /// `namespace@@group@@service`.
+    pub service_key: String,
+    /// `ADD_SERVICE` or `DELETE_SERVICE`.
+    pub changed_type: String,
+}
+
+/// `NamingFuzzyWatchSyncRequest` (server to client): a batch of the initial or diff sync.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FuzzySync {
+    /// The pattern the batch is for.
+    pub group_key_pattern: String,
+    /// `FUZZY_WATCH_INIT_NOTIFY`, `FINISH_FUZZY_WATCH_INIT_NOTIFY` or
+    /// `FUZZY_WATCH_DIFF_SYNC_NOTIFY`.
+    pub sync_type: String,
+    /// The services of the batch.
+    pub contexts: Vec<FuzzyContext>,
+}
+
+/// `NamingFuzzyWatchChangeNotifyRequest` (server to client): one service added or deleted.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FuzzyChange {
+    /// `namespace@@group@@service`.
+    pub service_key: String,
+    /// `ADD_SERVICE` or `DELETE_SERVICE`.
+    pub changed_type: String,
 }
 
 /// The response base of every reply.
