@@ -342,7 +342,9 @@ fn consistent_hash_reselect_equals_the_ring_over_the_sub_list() {
             .filter(|i| !Arc::ptr_eq(i, &first))
             .collect();
         let sub = InvokerSet::new(rest);
-        let java = ConsistentHashLoadBalance::new().select(&sub, &call).unwrap();
+        let java = ConsistentHashLoadBalance::new()
+            .select(&sub, &call)
+            .unwrap();
         assert_eq!(name(&again), name(&sub.invokers()[java]), "key-{key}");
     }
 }
