@@ -96,9 +96,12 @@ async fn exchange(
     let (response, mut stream) = sender
         .send_request(req, false)
         .map_err(|e| h2_error(conn, e))?;
-    stream
-        .send_data(body, true)
-        .map_err(|e| h2_error(conn, e))?;
+    // A server may answer (e.g. a trailers-only UNIMPLEMENTED) and close the stream before the
+    // request body is queued; h2 then refuses the data ("inactive stream"). The answer is what
+    // counts; without one, the stream's own error (which says why) is reported.
+    if let Err(e) = stream.send_data(body, true) {
+        tracing::debug!(error = %e, "request body not sent; waiting for the answer");
+    }
     let response = response.await.map_err(|e| h2_error(conn, e))?;
     let (head, mut recv) = response.into_parts();
 
