@@ -27,7 +27,7 @@ pub struct Reply {
     /// The response headers.
     pub headers: HeaderMap,
     /// The trailers (`None` for a trailers-only response). Attachments the provider returned
-    /// live in these and in `headers` ([`crate::headers::response_attachments`]).
+    /// live in these and in `headers` (`headers::response_attachments`).
     pub trailers: Option<HeaderMap>,
 }
 

@@ -149,7 +149,7 @@ impl TripleInvoker {
     }
 
     /// Performs a call and returns the decoded result with the provider's attachments
-    /// (response headers and trailers, [`response_attachments`]).
+    /// (response headers and trailers, see `headers::response_attachments`).
     pub async fn call_with_attachments(
         &self,
         inv: &Invocation,

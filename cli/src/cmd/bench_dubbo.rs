@@ -25,52 +25,12 @@ use protocol_dubbo::response::decode_response;
 use protocol_dubbo::{DubboInvoker, DubboInvokerFactory};
 use registry_core::Url;
 use serde_json::{json, Value};
+
+use super::bench_measure::{measure, percentile_us};
 use stats_alloc::{Region, StatsAlloc};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const SERVICE: &str = "org.apache.dubbo.demo.DemoService";
-
-/// Fastest of 16 chunks (ns per op) and allocations per op of `f`.
-fn measure(
-    global: &'static StatsAlloc<System>,
-    budget: Duration,
-    mut f: impl FnMut(),
-) -> (f64, f64) {
-    for _ in 0..1_000 {
-        f();
-    }
-    // Fewest allocations of 3 rounds: the counter is process-wide.
-    let allocs = (0..3)
-        .map(|_| {
-            let region = Region::new(global);
-            for _ in 0..1_000 {
-                f();
-            }
-            let s = region.change();
-            (s.allocations + s.reallocations) as f64 / 1_000.0
-        })
-        .fold(f64::INFINITY, f64::min);
-    let mut iters = 64usize;
-    loop {
-        let start = Instant::now();
-        for _ in 0..iters {
-            f();
-        }
-        if start.elapsed() >= budget / 64 || iters >= 1 << 24 {
-            break;
-        }
-        iters *= 2;
-    }
-    let mut best = f64::INFINITY;
-    for _ in 0..16 {
-        let start = Instant::now();
-        for _ in 0..iters {
-            f();
-        }
-        best = best.min(start.elapsed().as_nanos() as f64 / iters as f64);
-    }
-    (best, allocs)
-}
 
 fn row(op: &str, bytes: usize, (ns, allocs): (f64, f64)) -> Value {
     json!({"op": op, "bytes": bytes, "ns_per_op": (ns * 10.0).round() / 10.0,
@@ -178,13 +138,7 @@ async fn call_loop(
 
 fn stats(what: &str, concurrency: usize, mut lat: Vec<u64>, secs: f64, errors: usize) -> Value {
     lat.sort_unstable();
-    let pct = |p: f64| -> f64 {
-        if lat.is_empty() {
-            return 0.0;
-        }
-        let i = ((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1;
-        (lat[i] as f64 / 100.0).round() / 10.0
-    };
+    let pct = |p: f64| percentile_us(&lat, p);
     json!({"target": what, "in_flight": concurrency, "calls": lat.len(), "errors": errors,
            "calls_per_sec": (lat.len() as f64 / secs.max(1e-9)).round(),
            "p50_us": pct(0.5), "p99_us": pct(0.99)})

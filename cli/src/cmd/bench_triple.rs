@@ -17,6 +17,8 @@ use protocol_triple::{
 };
 use registry_core::Url;
 use serde_json::{json, Value};
+
+use super::bench_measure::{measure, percentile_us};
 use stats_alloc::{Region, StatsAlloc};
 
 /// The schema of the call loop (the `tritest.Greeter` subset of protocol-triple's fixture).
@@ -32,44 +34,6 @@ fn schema() -> anyhow::Result<Arc<ProtoSchema>> {
     let schema = ProtoSchema::load(&[file]);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(Arc::new(schema?))
-}
-
-/// Fastest of 16 chunks (ns per op) and allocations per op of `f`.
-fn measure(
-    global: &'static StatsAlloc<System>,
-    budget: Duration,
-    mut f: impl FnMut(),
-) -> (f64, f64) {
-    for _ in 0..1_000 {
-        f();
-    }
-    let n_alloc = 1_000;
-    let region = Region::new(global);
-    for _ in 0..n_alloc {
-        f();
-    }
-    let s = region.change();
-    let allocs = (s.allocations + s.reallocations) as f64 / n_alloc as f64;
-    let mut iters = 64usize;
-    loop {
-        let start = Instant::now();
-        for _ in 0..iters {
-            f();
-        }
-        if start.elapsed() >= budget / 64 || iters >= 1 << 24 {
-            break;
-        }
-        iters *= 2;
-    }
-    let mut best = f64::INFINITY;
-    for _ in 0..16 {
-        let start = Instant::now();
-        for _ in 0..iters {
-            f();
-        }
-        best = best.min(start.elapsed().as_nanos() as f64 / iters as f64);
-    }
-    (best, allocs)
 }
 
 fn row(op: &str, (ns, allocs): (f64, f64)) -> Value {
@@ -159,13 +123,7 @@ async fn call_loop(
     }
     let secs = start.elapsed().as_secs_f64();
     lat.sort_unstable();
-    let pct = |p: f64| {
-        if lat.is_empty() {
-            return 0.0;
-        }
-        let i = ((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1;
-        (lat[i] as f64 / 100.0).round() / 10.0
-    };
+    let pct = |p: f64| percentile_us(&lat, p);
     json!({"concurrency": conc, "calls": lat.len(), "errors": errors,
            "calls_per_sec": (lat.len() as f64 / secs).round(),
            "p50_us": pct(0.5), "p99_us": pct(0.99)})

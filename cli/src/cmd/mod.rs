@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_dubbo;
+pub mod bench_measure;
 pub mod bench_triple;
 pub mod config;
 pub mod conformance;
