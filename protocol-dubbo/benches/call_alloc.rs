@@ -14,7 +14,6 @@ use std::sync::Arc;
 use hessian2::Encoder;
 use invoker::rpc::{Invocation, Invoker};
 use protocol_dubbo::bench_support::{self, EchoProvider, SAY_HELLO_RESPONSE_BODY};
-use protocol_dubbo::request::{encode_call_body, CallBody};
 use protocol_dubbo::response::decode_response;
 use protocol_dubbo::DubboInvokerFactory;
 use registry_core::Url;
@@ -47,24 +46,8 @@ fn main() {
     // Criterion-style arguments (`--bench`, filters) are accepted and ignored.
     let mut enc = Encoder::new();
     let args = [json!("rust")];
-    let types = ["java.lang.String"];
-    let att = [
-        ("interface", SERVICE),
-        ("path", SERVICE),
-        ("version", "1.0.0"),
-        ("timeout", "1000"),
-    ];
     let mut encode = || {
-        enc.clear();
-        let body = CallBody {
-            service_path: SERVICE,
-            version: "1.0.0",
-            method: "sayHello",
-            descriptor: "Ljava/lang/String;",
-            types: &types,
-            args: &args,
-        };
-        encode_call_body(&mut enc, &body, att).unwrap();
+        bench_support::encode_say_hello(&mut enc, SERVICE, &args).unwrap();
     };
     encode();
     row("encode sayHello request", per_call(10_000, &mut encode));

@@ -65,6 +65,32 @@ pub fn encode_typical_request(
     Ok(enc.as_bytes().len())
 }
 
+/// Encodes `sayHello(args)` of `service` (version 1.0.0, one `java.lang.String` parameter) into
+/// `enc` (cleared first) with the attachments the invoker sends; returns its length.
+pub fn encode_say_hello(
+    enc: &mut Encoder,
+    service: &str,
+    args: &[Value],
+) -> Result<usize, DubboError> {
+    enc.clear();
+    let body = CallBody {
+        service_path: service,
+        version: "1.0.0",
+        method: "sayHello",
+        descriptor: "Ljava/lang/String;",
+        types: &["java.lang.String"],
+        args,
+    };
+    let att = [
+        ("interface", service),
+        ("path", service),
+        ("version", "1.0.0"),
+        ("timeout", "1000"),
+    ];
+    encode_call_body(enc, &body, att)?;
+    Ok(enc.as_bytes().len())
+}
+
 /// The typical response body as Java writes it: flag 4, a `User` object with seven fields
 /// (a list and a date among them), `{dubbo: 2.0.2}`.
 pub fn typical_response_body() -> Result<Vec<u8>, DubboError> {

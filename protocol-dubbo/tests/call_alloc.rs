@@ -12,8 +12,7 @@ use std::alloc::System;
 use common::JavaPeer;
 use hessian2::Encoder;
 use invoker::rpc::{Invocation, Invoker};
-use protocol_dubbo::bench_support::{response_frame, SAY_HELLO_RESPONSE_BODY};
-use protocol_dubbo::request::{encode_call_body, CallBody};
+use protocol_dubbo::bench_support::{self, response_frame, SAY_HELLO_RESPONSE_BODY};
 use protocol_dubbo::response::decode_response;
 use protocol_dubbo::DubboInvokerFactory;
 use serde_json::json;
@@ -43,24 +42,8 @@ fn per_call(n: usize, mut f: impl FnMut()) -> f64 {
 async fn allocations_per_call() {
     let mut enc = Encoder::new();
     let args = [json!("rust")];
-    let types = ["java.lang.String"];
-    let att = [
-        ("interface", SERVICE),
-        ("path", SERVICE),
-        ("version", "1.0.0"),
-        ("timeout", "1000"),
-    ];
     let mut encode = || {
-        enc.clear();
-        let body = CallBody {
-            service_path: SERVICE,
-            version: "1.0.0",
-            method: "sayHello",
-            descriptor: "Ljava/lang/String;",
-            types: &types,
-            args: &args,
-        };
-        encode_call_body(&mut enc, &body, att).unwrap();
+        bench_support::encode_say_hello(&mut enc, SERVICE, &args).unwrap();
     };
     encode();
     let enc_req = per_call(1000, &mut encode);
