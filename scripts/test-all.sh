@@ -22,7 +22,14 @@ export NACOS_STATE_DIR=${NACOS_STATE_DIR:-/tmp/dubbo-rs-nacos}
 
 log() { echo "test-all: $*"; }
 
+# A one-off build gains nothing from incremental state (it was ~20 GB on a developer machine), and
+# CI disks can be small: build without it unless the caller asks, and show the free space at the
+# start and the end so a full disk is named in the log.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+log "free disk at start: $(df -h . | awk 'NR==2 {print $4 " free of " $2}')"
+
 cleanup() {
+    log "free disk at the end: $(df -h . | awk 'NR==2 {print $4 " free of " $2}'), target: $(du -sh target 2>/dev/null | cut -f1)"
     log "stopping servers"
     bash scripts/zk-server.sh ensemble-stop "$ZK_ENSEMBLE_BASE" >/dev/null 2>&1 || true
     bash scripts/zk-server.sh stop >/dev/null 2>&1 || true
