@@ -1,10 +1,14 @@
 //! Routing cost: `RegistryDirectory::list` with and without rules (the no-rule rows are the
 //! baseline of the same run, for untagged and tagged calls), and applying a rule change to a
-//! 10k-provider directory. Run: `cargo bench -p invoker --bench router`.
+//! 10k-provider directory; `router_select` is what a call pays before it is sent: the directory's
+//! `list` plus the cluster's `select` (random balancer, no retry), without and with rules on the same
+//! directory in the same run. Run: `cargo bench -p invoker --bench router`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use invoker::cluster::core::{ClusterCore, DEFAULT_RESELECT_COUNT};
 use invoker::directory::bench_support::{directory_with, provider_list};
 use invoker::directory::Directory;
+use invoker::loadbalance;
 use invoker::router::RuleKey;
 use invoker::rpc::Invocation;
 use serde_json::json;
@@ -83,5 +87,38 @@ fn rule_change(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, list, rule_change);
+/// List + select, the whole routing-and-balancing step of a call: no rules, then a service
+/// condition rule and a tag rule, then the same with a tagged call.
+fn select(c: &mut Criterion) {
+    let mut g = c.benchmark_group("router_select");
+    let n = 10_000;
+    let dir = directory_with(&provider_list(n));
+    let core = ClusterCore::new(dir.clone(), None, DEFAULT_RESELECT_COUNT);
+    let lb = loadbalance::by_name("random");
+    let call = Invocation::new("sayHello");
+    let tagged = Invocation::new("sayHello").with_attachment("dubbo.tag", "gray");
+    let step = |inv: &Invocation| {
+        dir.list(inv)
+            .ok()
+            .and_then(|set| core.select(&*lb, inv, &set, &[]))
+            .is_some()
+    };
+    g.bench_function(format!("no_rules/{n}"), |b| b.iter(|| step(&call)));
+    g.bench_function(format!("no_rules_tagged_call/{n}"), |b| {
+        b.iter(|| step(&tagged))
+    });
+    dir.set_router_rule(RuleKey::ServiceCondition, Some(RULE_A))
+        .ok();
+    dir.set_router_rule(RuleKey::AppTag("bench-provider".into()), Some(TAG_RULE))
+        .ok();
+    g.bench_function(format!("service_and_tag_rules/{n}"), |b| {
+        b.iter(|| step(&call))
+    });
+    g.bench_function(format!("service_and_tag_rules_tagged_call/{n}"), |b| {
+        b.iter(|| step(&tagged))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, list, rule_change, select);
 criterion_main!(benches);

@@ -132,6 +132,7 @@ impl TripleError {
                 Code::DeadlineExceeded => RpcErrorCode::Timeout,
                 Code::PermissionDenied => RpcErrorCode::Forbidden,
                 Code::Unavailable => RpcErrorCode::Network,
+                Code::Unimplemented => RpcErrorCode::MethodNotFound,
                 _ => RpcErrorCode::Unknown,
             },
             TripleError::Biz { .. } => RpcErrorCode::Biz,
@@ -146,6 +147,34 @@ impl From<TripleError> for RpcError {
         match e {
             TripleError::Biz { class, message } => RpcError::biz(class, message),
             other => RpcError::new(other.rpc_code(), other.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: Code) -> RpcErrorCode {
+        TripleError::Status {
+            code,
+            message: String::new(),
+        }
+        .rpc_code()
+    }
+
+    /// `TriRpcStatus.triCodeToDubboCode`: 4, 7, 14 and 12 have their own Dubbo codes,
+    /// everything else is UNKNOWN.
+    #[test]
+    fn grpc_statuses_map_to_dubbo_codes_as_java() {
+        assert_eq!(status(Code::DeadlineExceeded), RpcErrorCode::Timeout);
+        assert_eq!(status(Code::PermissionDenied), RpcErrorCode::Forbidden);
+        assert_eq!(status(Code::Unavailable), RpcErrorCode::Network);
+        assert_eq!(status(Code::Unimplemented), RpcErrorCode::MethodNotFound);
+        assert_eq!(RpcErrorCode::MethodNotFound.as_i32(), 11);
+        assert_eq!(RpcErrorCode::from_i32(11), RpcErrorCode::MethodNotFound);
+        for other in [Code::Unknown, Code::Internal, Code::NotFound, Code::InvalidArgument] {
+            assert_eq!(status(other), RpcErrorCode::Unknown, "{other:?}");
         }
     }
 }

@@ -24,6 +24,9 @@ pub enum RpcErrorCode {
     LimitExceeded,
     /// 8: the propagated timeout had already expired.
     TimeoutTerminate,
+    /// 11: the provider has no such service or method (Triple's `UNIMPLEMENTED`,
+    /// `TriRpcStatus.triCodeToDubboCode`).
+    MethodNotFound,
 }
 
 impl RpcErrorCode {
@@ -39,6 +42,7 @@ impl RpcErrorCode {
             RpcErrorCode::NoInvokerAvailableAfterFilter => 6,
             RpcErrorCode::LimitExceeded => 7,
             RpcErrorCode::TimeoutTerminate => 8,
+            RpcErrorCode::MethodNotFound => 11,
         }
     }
 
@@ -53,6 +57,7 @@ impl RpcErrorCode {
             6 => RpcErrorCode::NoInvokerAvailableAfterFilter,
             7 => RpcErrorCode::LimitExceeded,
             8 => RpcErrorCode::TimeoutTerminate,
+            11 => RpcErrorCode::MethodNotFound,
             _ => RpcErrorCode::Unknown,
         }
     }
