@@ -8,7 +8,9 @@
 use std::sync::Arc;
 
 use invoker::directory::bench_support::NoopFactory;
-use invoker::directory::{Directory, DirectoryOptions, DubboCompat, RegistryDirectory};
+use invoker::directory::{
+    ConfiguratorScope, Directory, DirectoryOptions, DubboCompat, RegistryDirectory,
+};
 use invoker::router::chain::{Chain, ChainMode, RuleSet};
 use invoker::router::compiled::CompiledChain;
 use invoker::router::condition::Dialect;
@@ -160,62 +162,96 @@ fn directory_list_equals_the_reference_chain() {
                 .apply(&RuleKey::AppTag("prov".into()), Some(r), dialect)
                 .expect("tag rule");
         }
-        // The reference: the directory's own provider list (merged URLs, in list order),
-        // routed on every call.
-        let targets: Vec<Target> = d
-            .invoker_urls()
-            .into_iter()
-            .map(|merged| {
-                let raw = providers
-                    .iter()
-                    .find(|p| key(p) == key(&merged))
-                    .cloned()
-                    .expect("raw provider");
-                Target {
-                    invoker: None,
-                    sample: if compat == DubboCompat::V3 {
-                        raw.clone()
-                    } else {
-                        merged.clone()
-                    },
-                    raw,
-                    tag: merged
-                        .param("dubbo.tag")
-                        .filter(|t| !t.is_empty())
-                        .map(Box::from),
-                }
-            })
-            .collect();
-        let mode = if compat == DubboCompat::V3 {
-            ChainMode::V3
-        } else {
-            ChainMode::V27
-        };
-        let dir_url = d.consumer_url();
-        let chain = Chain::build(&rules, &targets, "shop", mode, false);
-        let compiled = CompiledChain::new(Arc::new(chain.clone()), &targets, &dir_url);
-        // Twice: the first pass fills the remembered answers, the second reads them.
-        for pass in 0..2 {
-            for inv in calls() {
-                let call = RouteCall::of(&inv);
-                let mut want: Vec<u32> = (0..targets.len() as u32).collect();
-                chain.route(&targets, &mut want, &dir_url, &call, &mut |_| 0);
-                let mut got_c: Vec<u32> = (0..targets.len() as u32).collect();
-                compiled.route(&mut got_c, &call, &mut |_| 0);
-                assert_eq!(got_c, want, "compiled, round {round}, {inv:?}");
-                let want: Vec<String> = want
-                    .iter()
-                    .map(|&i| key(&targets[i as usize].raw))
-                    .collect();
-                let got: Vec<String> = d
-                    .list(&inv)
-                    .expect("list")
-                    .invokers()
-                    .iter()
-                    .map(|i| key(i.url()))
-                    .collect();
-                assert_eq!(got, want, "directory, round {round} pass {pass}, {inv:?}");
+        check(&d, &providers, &rules, compat, round);
+        // Provider changes on top of the routing just built (the new routing reuses what the
+        // old one read of unchanged providers): one provider changed, one gone, one new.
+        let mut next = providers.clone();
+        let i = rng.usize(0..next.len());
+        next[i] = provider(i, &mut rng);
+        if next.len() > 2 {
+            next.remove(rng.usize(0..next.len()));
+        }
+        next.push(provider(n + 1, &mut rng));
+        d.notify(&next);
+        check(&d, &next, &rules, compat, round);
+        // An override of one provider's params (region and static tag) and its removal.
+        let target = key(&next[rng.usize(0..next.len())]);
+        let rule = format!(
+            "configVersion: v3.0\nscope: service\nkey: {S}\nconfigs:\n- side: consumer\n  addresses: [0.0.0.0]\n  providerAddresses: ['{target}']\n  parameters: {{region: sh, dubbo.tag: blue}}\n"
+        );
+        d.set_dynamic_configurators(ConfiguratorScope::Service, Some(&rule))
+            .expect("override");
+        check(&d, &next, &rules, compat, round);
+        d.set_dynamic_configurators(ConfiguratorScope::Service, None)
+            .expect("override removed");
+        check(&d, &next, &rules, compat, round);
+    }
+}
+
+/// `d.list` and the compiled chain answer every call as the reference chain does over the
+/// directory's current provider list (merged URLs in list order, raw URLs from `providers`).
+fn check(
+    d: &RegistryDirectory,
+    providers: &[Url],
+    rules: &RuleSet,
+    compat: DubboCompat,
+    round: usize,
+) {
+    // The reference: the directory's own provider list (merged URLs, in list order),
+    // routed on every call.
+    let targets: Vec<Target> = d
+        .invoker_urls()
+        .into_iter()
+        .map(|merged| {
+            let raw = providers
+                .iter()
+                .find(|p| key(p) == key(&merged))
+                .cloned()
+                .expect("raw provider");
+            Target {
+                invoker: None,
+                sample: if compat == DubboCompat::V3 {
+                    raw.clone()
+                } else {
+                    merged.clone()
+                },
+                raw,
+                tag: merged
+                    .param("dubbo.tag")
+                    .filter(|t| !t.is_empty())
+                    .map(Box::from),
             }
+        })
+        .collect();
+    let mode = if compat == DubboCompat::V3 {
+        ChainMode::V3
+    } else {
+        ChainMode::V27
+    };
+    let dir_url = d.consumer_url();
+    let chain = Chain::build(rules, &targets, "shop", mode, false);
+    let compiled = CompiledChain::new(Arc::new(chain.clone()), &targets, &dir_url);
+    // Twice: the first pass fills the remembered answers, the second reads them.
+    for pass in 0..2 {
+        for inv in calls() {
+            let call = RouteCall::of(&inv);
+            let mut want: Vec<u32> = (0..targets.len() as u32).collect();
+            chain.route(&targets, &mut want, &dir_url, &call, &mut |_| 0);
+            let mut got_c: Vec<u32> = (0..targets.len() as u32).collect();
+            compiled.route(&mut got_c, &call, &mut |_| 0);
+            assert_eq!(got_c, want, "compiled, round {round}, {inv:?}");
+            let want: Vec<String> = want
+                .iter()
+                .map(|&i| key(&targets[i as usize].raw))
+                .collect();
+            let got: Vec<String> = d
+                .list(&inv)
+                .expect("list")
+                .invokers()
+                .iter()
+                .map(|i| key(i.url()))
+                .collect();
+            assert_eq!(got, want, "directory, round {round} pass {pass}, {inv:?}");
         }
     }
 }

@@ -602,6 +602,10 @@ impl RegistryDirectory {
         let current = self.snapshot.load();
         let ctx = BuildCtx {
             previous: (current.phase == Phase::Ready).then_some(&*current.all),
+            previous_routing: current
+                .routing
+                .as_deref()
+                .filter(|_| current.phase == Phase::Ready),
             capacity: st.table.len(),
             consumer: &dir_url,
             routers: &routers,

@@ -365,6 +365,11 @@ impl Routing {
         &self.targets
     }
 
+    /// What the routers read of the targets.
+    pub fn fields(&self) -> &TargetFields {
+        &self.fields
+    }
+
     /// The request tag and force flag of a call (`tag::request_tag` with the consumer's
     /// values read once).
     #[inline]

@@ -131,6 +131,9 @@ pub(crate) struct BuildCtx<'a> {
     pub mode: MethodCacheMode,
     /// The previous shared set: load-balancing metadata of invokers still listed is reused.
     pub previous: Option<&'a InvokerSet>,
+    /// The previous routing: targets of unchanged providers and what the routers read of
+    /// them are reused (a one-provider change reads one provider's URL, not every one).
+    pub previous_routing: Option<&'a Routing>,
     /// Expected number of invokers (capacity hint).
     pub capacity: usize,
     /// The rules of the per-call router chain (`None`: 2.6 per-method cache).
@@ -164,12 +167,15 @@ pub(crate) fn target_of(e: &Entry, inv: &SharedInvoker, mode: ChainMode) -> Targ
     }
 }
 
-/// The routing of a shared set: targets aligned with `all`.
+/// The routing of a shared set: targets aligned with `all`. Targets whose invoker and raw
+/// URL are the very objects of a `previous` target are that target again, and the fields the
+/// previous routing read are carried over for them.
 pub(crate) fn routing_for<'e>(
     all: &Arc<InvokerSet>,
     entries: impl Iterator<Item = &'e Entry>,
     consumer: &Url,
     inputs: &ChainInputs<'_>,
+    previous: Option<&Routing>,
 ) -> Routing {
     let entries: Vec<&'e Entry> = entries.collect();
     if inputs.rules.is_empty() && !entries.iter().any(|e| e.tagged) {
@@ -184,6 +190,7 @@ pub(crate) fn routing_for<'e>(
         );
         return Routing::without_targets(Arc::new(chain), consumer.clone());
     }
+    let mut reuse = Reuse::new(previous.filter(|p| p.has_targets()).map(|p| &**p.targets()));
     let aligned = entries.len() == all.len()
         && entries
             .iter()
@@ -194,7 +201,12 @@ pub(crate) fn routing_for<'e>(
         entries
             .iter()
             .zip(all.invokers())
-            .map(|(e, inv)| target_of(e, inv, inputs.mode))
+            .enumerate()
+            .map(|(i, (e, inv))| {
+                reuse
+                    .find(i, inv, &e.raw)
+                    .unwrap_or_else(|| target_of(e, inv, inputs.mode))
+            })
             .collect()
     } else {
         let by_ptr: FxHashMap<usize, &'e Entry> = entries
@@ -207,10 +219,14 @@ pub(crate) fn routing_for<'e>(
             .collect();
         all.invokers()
             .iter()
+            .enumerate()
             .map(
-                |inv| match by_ptr.get(&(Arc::as_ptr(inv) as *const () as usize)) {
-                    Some(e) => target_of(e, inv, inputs.mode),
+                |(i, inv)| match by_ptr.get(&(Arc::as_ptr(inv) as *const () as usize)) {
+                    Some(e) => reuse
+                        .find(i, inv, &e.raw)
+                        .unwrap_or_else(|| target_of(e, inv, inputs.mode)),
                     None => {
+                        reuse.old.push(None);
                         let mut t = Target::from_url(inv.url().clone());
                         t.invoker = Some(inv.clone());
                         t
@@ -218,6 +234,12 @@ pub(crate) fn routing_for<'e>(
                 },
             )
             .collect()
+    };
+    let fields = match previous {
+        Some(p) if reuse.old.iter().any(Option::is_some) => {
+            TargetFields::derive(p.fields(), &reuse.old, &targets)
+        }
+        _ => TargetFields::new(),
     };
     let chain = Chain::build(
         inputs.rules,
@@ -229,10 +251,60 @@ pub(crate) fn routing_for<'e>(
     Routing::new(
         Arc::new(chain),
         Arc::from(targets),
-        Arc::new(TargetFields::new()),
+        Arc::new(fields),
         consumer.clone(),
         all,
     )
+}
+
+/// Finds the previous target of an unchanged provider: first at the same position (a
+/// change that kept the order), else through a pointer map of the previous invokers.
+struct Reuse<'p> {
+    prev: &'p [Target],
+    by_ptr: Option<FxHashMap<usize, u32>>,
+    /// For each new target, its position in `prev` when it was reused.
+    old: Vec<Option<u32>>,
+}
+
+impl<'p> Reuse<'p> {
+    fn new(prev: Option<&'p [Target]>) -> Reuse<'p> {
+        let prev = prev.unwrap_or(&[]);
+        Reuse {
+            prev,
+            by_ptr: None,
+            old: Vec::with_capacity(prev.len()),
+        }
+    }
+
+    fn find(&mut self, i: usize, inv: &SharedInvoker, raw: &Url) -> Option<Target> {
+        let same = |t: &Target| {
+            t.invoker.as_ref().is_some_and(|x| Arc::ptr_eq(x, inv)) && Url::ptr_eq(&t.raw, raw)
+        };
+        let hit = if self.prev.get(i).is_some_and(same) {
+            Some(i)
+        } else if self.prev.is_empty() {
+            None
+        } else {
+            let prev = self.prev;
+            let map = self.by_ptr.get_or_insert_with(|| {
+                prev.iter()
+                    .enumerate()
+                    .filter_map(|(j, t)| {
+                        let inv = t.invoker.as_ref()?;
+                        Some((
+                            Arc::as_ptr(inv) as *const () as usize,
+                            u32::try_from(j).ok()?,
+                        ))
+                    })
+                    .collect()
+            });
+            map.get(&(Arc::as_ptr(inv) as *const () as usize))
+                .map(|&j| j as usize)
+                .filter(|&j| same(&self.prev[j]))
+        };
+        self.old.push(hit.and_then(|j| u32::try_from(j).ok()));
+        hit.map(|j| self.prev[j].clone())
+    }
 }
 
 /// True when the consumer's `group` asks for several groups (`*` or a list).
@@ -333,6 +405,7 @@ pub(crate) fn build<'e>(
                     listed.iter().copied(),
                     ctx.consumer,
                     inputs,
+                    ctx.previous_routing,
                 ))),
                 _ => None,
             };
