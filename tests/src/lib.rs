@@ -9,6 +9,7 @@
 pub mod contract;
 pub mod nacos;
 pub mod proxy;
+pub mod recording;
 
 use std::collections::BTreeSet;
 use std::future::Future;

@@ -17,58 +17,19 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory, RuleWatcher};
-use invoker::rpc::{
-    Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker,
-};
+use invoker::rpc::{Invocation, SharedInvoker};
 use registry_core::config_center::DEFAULT_CONFIG_GROUP;
 use registry_core::{MemoryConfigCenter, MemoryRegistry, Registry, SharedConfigCenter, Url};
 use tests::contract::{consumer_url, provider_url};
+use tests::recording::RecordingFactory;
 
 const T: Duration = Duration::from_secs(30);
 const PORTS: [u16; 3] = [20991, 20992, 20993];
-
-/// An invoker that counts its calls and answers with its port.
-#[derive(Debug)]
-struct Counting {
-    url: Url,
-    calls: AtomicUsize,
-}
-
-#[async_trait]
-impl Invoker for Counting {
-    fn url(&self) -> &Url {
-        &self.url
-    }
-    async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        let mut r = RpcResponse::empty();
-        r.attachments
-            .insert("port".into(), self.url.port().to_string());
-        Ok(r)
-    }
-}
-
-#[derive(Debug, Default)]
-struct Factory {
-    made: Mutex<Vec<Arc<Counting>>>,
-}
-
-impl InvokerFactory for Factory {
-    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        let inv = Arc::new(Counting {
-            url: provider.clone(),
-            calls: AtomicUsize::new(0),
-        });
-        self.made.lock().unwrap().push(inv.clone());
-        Ok(inv)
-    }
-}
 
 /// Where `n` calls of `inv` land: port → count. A failed call counts under port 0.
 async fn spread(cluster: &SharedInvoker, n: usize, inv: &Invocation) -> BTreeMap<u16, usize> {
@@ -252,7 +213,7 @@ async fn scenario(
             .await
             .unwrap();
     }
-    let factory = Arc::new(Factory::default());
+    let factory = Arc::new(RecordingFactory::default());
     let consumer = consumer_url(
         iface,
         "providers,configurators,routers",
