@@ -6,10 +6,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use invoker::directory::{DirectoryOptions, RegistryDirectory};
 use invoker::rpc::{
     Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker,
 };
-use registry_core::Url;
+use registry_core::{Registry, Url};
+
+use crate::contract::consumer_url;
 
 /// An invoker that counts its calls and answers each with the attachments `address`
 /// (`host:port` of its URL) and `port`.
@@ -58,6 +61,29 @@ pub struct RecordingFactory {
 }
 
 impl RecordingFactory {
+    /// A [`RegistryDirectory`] of `iface` on `registry` (providers, configurators and routers;
+    /// round robin) whose invokers this new factory records; panics when subscribing fails.
+    pub async fn subscribe(
+        registry: Arc<dyn Registry>,
+        iface: &str,
+    ) -> (Arc<RecordingFactory>, Arc<RegistryDirectory>) {
+        let factory = Arc::new(RecordingFactory::default());
+        let consumer = consumer_url(
+            iface,
+            "providers,configurators,routers",
+            "loadbalance=roundrobin",
+        );
+        let dir = RegistryDirectory::subscribe(
+            registry,
+            consumer,
+            factory.clone(),
+            DirectoryOptions::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("subscribe the directory of {iface}: {e}"));
+        (factory, dir)
+    }
+
     /// Calls per port over every invoker referred for that port.
     pub fn calls_by_port(&self) -> BTreeMap<i32, usize> {
         let mut m = BTreeMap::new();

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
+use invoker::directory::{Directory, RegistryDirectory};
 use invoker::rpc::{Invocation, SharedInvoker};
 use registry_core::{MemoryRegistry, Registry, Url};
-use tests::contract::{consumer_url, provider_url};
+use tests::contract::provider_url;
 use tests::recording::RecordingFactory;
 
 const T: Duration = Duration::from_secs(30);
@@ -69,20 +69,7 @@ async fn scenario(
     for p in &ps {
         providers_reg.register(p).await.expect("register provider");
     }
-    let factory = Arc::new(RecordingFactory::default());
-    let consumer = consumer_url(
-        iface,
-        "providers,configurators,routers",
-        "loadbalance=roundrobin",
-    );
-    let dir = RegistryDirectory::subscribe(
-        consumer_reg.clone(),
-        consumer,
-        factory.clone(),
-        DirectoryOptions::default(),
-    )
-    .await
-    .expect("subscribe");
+    let (factory, dir) = RecordingFactory::subscribe(consumer_reg.clone(), iface).await;
     assert!(
         dir.wait_ready().await || dir.is_ready(),
         "directory never got a first list"

@@ -21,11 +21,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory, RuleWatcher};
+use invoker::directory::{Directory, RegistryDirectory, RuleWatcher};
 use invoker::rpc::{Invocation, SharedInvoker};
 use registry_core::config_center::DEFAULT_CONFIG_GROUP;
 use registry_core::{MemoryConfigCenter, MemoryRegistry, Registry, SharedConfigCenter, Url};
-use tests::contract::{consumer_url, provider_url};
+use tests::contract::provider_url;
 use tests::recording::RecordingFactory;
 
 const T: Duration = Duration::from_secs(30);
@@ -213,20 +213,7 @@ async fn scenario(
             .await
             .unwrap();
     }
-    let factory = Arc::new(RecordingFactory::default());
-    let consumer = consumer_url(
-        iface,
-        "providers,configurators,routers",
-        "loadbalance=roundrobin",
-    );
-    let dir = RegistryDirectory::subscribe(
-        registry.clone(),
-        consumer,
-        factory.clone(),
-        DirectoryOptions::default(),
-    )
-    .await
-    .unwrap();
+    let (_factory, dir) = RecordingFactory::subscribe(registry.clone(), iface).await;
     let call = Invocation::new("sayHello");
     tests::eventually("three providers", T, || {
         let ok = ports(&dir, &call) == PORTS;
