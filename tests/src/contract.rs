@@ -348,6 +348,13 @@ impl Watch {
             .await;
     }
 
+    /// Applies notifications until the `providers` list is the `empty://` marker; panics
+    /// after `timeout` naming `what`.
+    pub async fn until_no_providers(&mut self, what: &str, timeout: Duration) {
+        self.until(what, timeout, |w| w.is_empty_marker("providers"))
+            .await;
+    }
+
     /// Applies notifications until `pred` holds; panics after `timeout` naming `what`.
     pub async fn until(&mut self, what: &str, timeout: Duration, pred: impl Fn(&Watch) -> bool) {
         let deadline = Instant::now() + timeout;

@@ -428,8 +428,7 @@ async fn pushes_are_acked_and_bad_ones_lose_nothing() {
     );
     // An empty push is delivered as empty:// (no SDK-style empty protection).
     fake.script.push(Some(push_request("81", &[])));
-    w.until("empty", T, |w| w.is_empty_marker("providers"))
-        .await;
+    w.until_no_providers("empty", T).await;
     assert_eq!(fake.script.connections.load(Ordering::SeqCst), 1);
     r.destroy().await;
 }

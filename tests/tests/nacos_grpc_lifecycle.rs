@@ -75,10 +75,7 @@ async fn a_killed_process_loses_its_instances_within_seconds() {
         .await;
     child.0.kill().unwrap(); // SIGKILL: no deregistration, the TCP connection just dies
     let killed = std::time::Instant::now();
-    w.until("the instance is gone", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("the instance is gone", T).await;
     let gone = killed.elapsed();
     assert!(gone < Duration::from_secs(5), "took {gone:?}");
     consumer.destroy().await;
@@ -282,10 +279,8 @@ async fn a_restart_with_wiped_state_redoes_registrations_and_subscriptions() {
     )
     .await;
     provider.destroy().await;
-    w.until("empty after the provider leaves", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty after the provider leaves", T)
+        .await;
     consumer.destroy().await;
 }
 
@@ -304,8 +299,7 @@ async fn a_widened_watch_sees_a_brand_new_service_quickly() {
         &consumer_url(&s, "providers", "version=*&group=*"),
     )
     .await;
-    w.until("empty at first", T, |w| w.is_empty_marker("providers"))
-        .await;
+    w.until_no_providers("empty at first", T).await;
     let provider = registry(&url);
     let t0 = std::time::Instant::now();
     provider
@@ -344,8 +338,7 @@ async fn a_persistent_instance_goes_over_v1_http_on_rnacos_and_outlives_the_conn
     let url = format!("nacos://{addr}?namespace={ns}&file-cache=false");
     let consumer = registry(&url);
     let mut w = Watch::subscribe(&consumer, &consumer_url(&s, "providers", "")).await;
-    w.until("empty at first", T, |w| w.is_empty_marker("providers"))
-        .await;
+    w.until_no_providers("empty at first", T).await;
     // rnacos advertises no `supportPersistentInstanceByGrpc`: the persistent instance goes
     // through the v1 HTTP API (as nacos-client does), the ephemeral one over gRPC.
     let provider = registry(&url);
@@ -369,8 +362,7 @@ async fn a_persistent_instance_goes_over_v1_http_on_rnacos_and_outlives_the_conn
     // Another registry removes it (v1 HTTP deregister with ephemeral=false).
     let cleaner = registry(&url);
     cleaner.unregister(&persistent).await.unwrap();
-    w.until("empty again", T, |w| w.is_empty_marker("providers"))
-        .await;
+    w.until_no_providers("empty again", T).await;
     assert!(ephemeral_flags(&url, &service).await.is_empty());
     cleaner.destroy().await;
     consumer.destroy().await;

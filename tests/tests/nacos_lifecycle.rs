@@ -150,10 +150,8 @@ async fn a_persistent_instance_needs_no_beats_over_http() {
     .await;
     let cleaner = NacosBackend::new(&Url::parse(&base).unwrap()).unwrap();
     cleaner.do_unregister(&persistent).await.unwrap();
-    w.until("gone after the deregistration", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("gone after the deregistration", T)
+        .await;
     consumer.destroy().await;
 }
 
@@ -212,9 +210,7 @@ async fn server_restart_providers_come_back_and_consumers_converge() {
         assert_eq!(h["metadata"]["application"], "contract-provider", "{h}");
     }
     provider.destroy().await;
-    w.until("empty after the provider leaves", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty after the provider leaves", T)
+        .await;
     consumer.destroy().await;
 }

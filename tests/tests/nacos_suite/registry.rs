@@ -104,10 +104,7 @@ async fn names_and_metadata_are_stored_as_dubbo_does() {
 
     r.unregister(&p).await.unwrap();
     assert!(raw_hosts(&addr, &ns, &name).await.is_empty());
-    w.until("empty:// after unregister", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty:// after unregister", T).await;
     r.destroy().await;
 }
 
@@ -170,12 +167,8 @@ async fn wildcard_and_range_subscriptions_pick_up_new_services() {
         Watch::subscribe(&c, &consumer_url(&s, "providers", "group=a,b&version=1")).await;
     let mut any_group =
         Watch::subscribe(&c, &consumer_url(&s, "providers", "group=*&version=2")).await;
-    any_version
-        .until("empty first", T, |w| w.is_empty_marker("providers"))
-        .await;
-    groups
-        .until("empty first", T, |w| w.is_empty_marker("providers"))
-        .await;
+    any_version.until_no_providers("empty first", T).await;
+    groups.until_no_providers("empty first", T).await;
 
     // Registered after subscribing: found by the periodic service-list re-scan.
     p.register(&provider_url(&s, 20001, "version=1"))
@@ -208,9 +201,7 @@ async fn wildcard_and_range_subscriptions_pick_up_new_services() {
         )
         .await;
     p.destroy().await;
-    groups
-        .until("empty after destroy", T, |w| w.is_empty_marker("providers"))
-        .await;
+    groups.until_no_providers("empty after destroy", T).await;
     c.destroy().await;
 }
 
@@ -261,10 +252,8 @@ async fn legacy_names_only_when_opted_in() {
     let consumer = consumer_url(&s, "providers", "version=1.0.0");
     let default = registry(&addr, &ns, "");
     let mut w = Watch::subscribe(&default, &consumer).await;
-    w.until("empty:// (3.3 does not subscribe legacy names)", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty:// (3.3 does not subscribe legacy names)", T)
+        .await;
     let legacy = registry(&addr, &ns, "&nacos.subscribe.legacy-name=true");
     let mut l = Watch::subscribe(&legacy, &consumer).await;
     l.until_providers("legacy provider", T, &["127.0.0.1:20990"])
@@ -305,10 +294,8 @@ async fn disabled_instances_are_not_notified() {
     w.until_providers("the disabled one is gone", T, &["127.0.0.1:20011"])
         .await;
     set_enabled(&addr, &ns, &name, 20011, false).await;
-    w.until("empty:// when all are disabled", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty:// when all are disabled", T)
+        .await;
     set_enabled(&addr, &ns, &name, 20012, true).await;
     w.until_providers("back when enabled", T, &["127.0.0.1:20012"])
         .await;
