@@ -383,6 +383,21 @@ async fn rules_e2e_on_zookeeper_written_by_kazoo() {
 mod nacos {
     use super::*;
 
+    /// The Nacos registry and config centre (gRPC) of namespace `ns` on the server `addr`.
+    async fn registry_and_config_center(
+        addr: &str,
+        ns: &str,
+    ) -> (Arc<dyn Registry>, SharedConfigCenter) {
+        let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
+        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
+        let cc: SharedConfigCenter = Arc::new(
+            registry_nacos::NacosConfigCenter::connect(&url)
+                .await
+                .unwrap(),
+        );
+        (registry, cc)
+    }
+
     struct OpenApi {
         http: reqwest::Client,
         base: String,
@@ -580,13 +595,7 @@ asyncio.run(main())
         let Some(writer) = NacosSdk::start(&addr, &ns).await else {
             return;
         };
-        let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
-        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
-        let cc: SharedConfigCenter = Arc::new(
-            registry_nacos::NacosConfigCenter::connect(&url)
-                .await
-                .unwrap(),
-        );
+        let (registry, cc) = registry_and_config_center(&addr, &ns).await;
         scenario(registry, cc, &writer, "org.rules.NacosSdkSvc").await;
     }
 
@@ -596,13 +605,7 @@ asyncio.run(main())
             return;
         };
         let ns = tests::unique("rules-nacos");
-        let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
-        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
-        let cc: SharedConfigCenter = Arc::new(
-            registry_nacos::NacosConfigCenter::connect(&url)
-                .await
-                .unwrap(),
-        );
+        let (registry, cc) = registry_and_config_center(&addr, &ns).await;
         let writer = OpenApi {
             http: reqwest::Client::new(),
             base: format!("http://{addr}"),
