@@ -4,40 +4,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 
-#[path = "../../protocol-dubbo/tests/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;
 
-use common::{JavaPeer, SERVICE};
+use common::dubbo::{provider_url, JavaPeer, SERVICE};
+use common::{free_port, invoke, invoke_parts, Out};
 use registry_core::{Registry, Url};
-use serde_json::{json, Value};
+use serde_json::json;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+/// The options of a call to the peer's 1.0.0 service with a 5 s timeout.
+const V1: [&str; 4] = ["--version", "1.0.0", "--timeout", "5000"];
 
-impl Out {
-    fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("{e}: {:?} / {:?}", self.stdout, self.stderr))
-    }
-}
-
-async fn invoke(args: &[&str]) -> Out {
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
-        .arg("invoke")
-        .args(args)
-        .output()
-        .await
-        .unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+/// `invoke <t> SERVICE <method> <args> --version 1.0.0 --timeout 5000 <extra...>`.
+async fn call_v1(t: &str, method: &str, args: &str, extra: &[&str]) -> Out {
+    invoke_parts(&[&[t, SERVICE, method, args], &V1, extra]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,54 +27,23 @@ async fn direct_calls_exit_codes_and_json() {
         return;
     };
     let t = format!("dubbo://{}", peer.addr());
-    let o = invoke(&[
-        &t,
-        SERVICE,
-        "sayHello",
-        r#"["cli"]"#,
-        "--version",
-        "1.0.0",
-        "--timeout",
-        "5000",
-        "--json",
-    ])
-    .await;
+    let o = call_v1(&t, "sayHello", r#"["cli"]"#, &["--json"]).await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     let j = o.json();
     assert_eq!(j["result"], json!("Hello cli"));
     assert_eq!(j["provider"], json!(peer.addr()));
     assert_eq!(j["attachments"]["dubbo"], json!("2.0.2"));
 
-    let o = invoke(&[
-        &t,
-        SERVICE,
-        "add",
-        "[1,2]",
-        "--types",
-        "int,int",
-        "--version",
-        "1.0.0",
-        "--timeout",
-        "5000",
-        "--json",
-    ])
-    .await;
+    let o = call_v1(&t, "add", "[1,2]", &["--types", "int,int", "--json"]).await;
     assert_eq!(o.json()["result"], json!(3));
 
     // Attachments split at the first '='; the provider echoes what it received.
-    let o = invoke(&[
+    let o = call_v1(
         &t,
-        SERVICE,
         "attachments",
         "[]",
-        "--version",
-        "1.0.0",
-        "--timeout",
-        "5000",
-        "--attachment",
-        "k=a=b",
-        "--json",
-    ])
+        &["--attachment", "k=a=b", "--json"],
+    )
     .await;
     let a = &o.json()["result"];
     assert_eq!(a["k"], json!("a=b"));
@@ -101,34 +51,13 @@ async fn direct_calls_exit_codes_and_json() {
     assert_eq!(a["path"], json!(SERVICE));
 
     // A POJO argument, typed by its "class".
-    let o = invoke(&[
-        &t,
-        SERVICE,
-        "echoUser",
-        r#"[{"class":"org.apache.dubbo.demo.User","name":"eve","age":7}]"#,
-        "--version",
-        "1.0.0",
-        "--timeout",
-        "5000",
-        "--json",
-    ])
-    .await;
+    let user = r#"[{"class":"org.apache.dubbo.demo.User","name":"eve","age":7}]"#;
+    let o = call_v1(&t, "echoUser", user, &["--json"]).await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.json()["result"]["name"], json!("eve"));
 
     // Business exception: exit 1 and the exception object.
-    let o = invoke(&[
-        &t,
-        SERVICE,
-        "fail",
-        r#"["boom"]"#,
-        "--version",
-        "1.0.0",
-        "--timeout",
-        "5000",
-        "--json",
-    ])
-    .await;
+    let o = call_v1(&t, "fail", r#"["boom"]"#, &["--json"]).await;
     assert_eq!(o.code, 1, "{}", o.stderr);
     assert_eq!(
         o.json()["exception"],
@@ -182,12 +111,7 @@ async fn direct_calls_exit_codes_and_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_connection_exits_2() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let t = format!("dubbo://127.0.0.1:{port}");
+    let t = format!("dubbo://127.0.0.1:{}", free_port());
     let o = invoke(&[&t, SERVICE, "sayHello", r#"["x"]"#]).await;
     assert_eq!(o.code, 2);
     assert!(o.stderr.contains("cannot connect"), "{}", o.stderr);
@@ -209,15 +133,8 @@ async fn through_zookeeper_with_failover() {
             .unwrap(),
     );
     // A dead provider next to the live one: failover (2 retries) always reaches the live one.
-    let dead = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    registry
-        .register(&common::provider_url(dead, ""))
-        .await
-        .unwrap();
+    let dead = free_port();
+    registry.register(&provider_url(dead, "")).await.unwrap();
     registry.register(&peer.url("")).await.unwrap();
     for i in 0..4 {
         let name = format!("zk{i}");

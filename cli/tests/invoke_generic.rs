@@ -5,38 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 
-#[path = "../../protocol-dubbo/tests/common/mod.rs"]
 mod common;
 
-use common::{JavaPeer, NodePeer, SERVICE};
+use common::dubbo::{JavaPeer, NodePeer, SERVICE};
+use common::{invoke, invoke_parts};
 use serde_json::{json, Value};
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Out {
-    fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("{e}: {:?} / {:?}", self.stdout, self.stderr))
-    }
-}
-
-async fn invoke(args: &[&str]) -> Out {
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
-        .arg("invoke")
-        .args(args)
-        .output()
-        .await
-        .unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
 
 fn keys(v: &Value) -> Vec<&str> {
     let mut k: Vec<&str> = v
@@ -143,34 +116,19 @@ async fn generic_call_against_the_node_peer_fails_clearly() {
     };
     let t = format!("dubbo://127.0.0.1:{}", peer.port);
     // The plain call works ...
-    let o = invoke(&[
-        &t,
+    let call = [
+        t.as_str(),
         SERVICE,
         "sayHello",
         r#"["node"]"#,
         "--version",
         "1.0.0",
-        "--timeout",
-        "5000",
-        "--json",
-    ])
-    .await;
+    ];
+    let o = invoke_parts(&[&call, &["--timeout", "5000", "--json"]]).await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.json()["result"], json!("Hello node"));
     // ... `$invoke` does not exist there: not a result, and a message naming the problem.
-    let o = invoke(&[
-        &t,
-        SERVICE,
-        "sayHello",
-        r#"["node"]"#,
-        "--version",
-        "1.0.0",
-        "--timeout",
-        "5000",
-        "--generic",
-        "--json",
-    ])
-    .await;
+    let o = invoke_parts(&[&call, &["--timeout", "5000", "--generic", "--json"]]).await;
     assert_ne!(o.code, 0, "{} / {}", o.stdout, o.stderr);
     let text = format!("{}{}", o.stdout, o.stderr);
     assert!(text.contains("$invoke"), "{text}");

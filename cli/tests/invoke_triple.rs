@@ -3,112 +3,62 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 
-#[path = "../../protocol-triple/tests/common/mod.rs"]
 mod common;
 
+use common::triple::{grpc_peer, grpc_peer_with, node_peer, proto_dir};
+use common::{invoke, invoke_parts, Out};
 use serde_json::{json, Value};
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Out {
-    fn json(&self) -> Value {
-        serde_json::from_str(self.stdout.trim())
-            .unwrap_or_else(|e| panic!("{e}: {:?}", self.stdout))
-    }
-}
-
-async fn invoke(args: &[&str]) -> Out {
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
-        .arg("invoke")
-        .args(args)
-        .output()
-        .await
-        .unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
+/// The IDL service of the test `.proto` (package `tritest`).
+const GREETER: &str = "tritest.Greeter";
 
 fn proto() -> String {
-    common::proto_dir().join("test.proto").display().to_string()
+    proto_dir().join("test.proto").display().to_string()
+}
+
+/// IDL mode: `invoke <target> <service> <method> <call...> --proto test.proto <opts...>`, where
+/// `call` is the JSON arguments or nothing (the empty message).
+async fn idl(target: &str, service: &str, method: &str, call: &[&str], opts: &[&str]) -> Out {
+    let p = proto();
+    invoke_parts(&[&[target, service, method], call, &["--proto", &p], opts]).await
 }
 
 #[tokio::test]
 async fn idl_mode_with_proto_files() {
-    let Some(peer) = common::grpc_peer("cli idl_mode_with_proto_files", 0).await else {
+    let Some(peer) = grpc_peer("cli idl_mode_with_proto_files", 0).await else {
         return;
     };
     let target = format!("tri://{}", peer.addr());
-    let p = proto();
-    let o = invoke(&[
+    let o = idl(
         &target,
-        "tritest.Greeter",
+        GREETER,
         "SayHello",
-        r#"[{"name":"cli"}]"#,
-        "--proto",
-        &p,
-        "--json",
-    ])
+        &[r#"[{"name":"cli"}]"#],
+        &["--json"],
+    )
     .await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.json()["result"], json!({"message": "Hello cli"}));
     // java_package lookup, Java-style method name, proto3 JSON out.
-    let o = invoke(&[
-        &target,
-        "org.apache.dubbo.tritest.Greeter",
-        "echo",
-        r#"[{"f_int64": 5, "fEnum": "RED", "fBytes": "AQ==", "oInt32": 0}]"#,
-        "--proto",
-        &p,
-        "--json",
-    ])
-    .await;
+    let echo = r#"[{"f_int64": 5, "fEnum": "RED", "fBytes": "AQ==", "oInt32": 0}]"#;
+    let java_style = "org.apache.dubbo.tritest.Greeter";
+    let o = idl(&target, java_style, "echo", &[echo], &["--json"]).await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(
         o.json()["result"],
         json!({"fInt64": "5", "fEnum": "RED", "fBytes": "AQ==", "oInt32": 0})
     );
     // Omitted arguments = the empty message.
-    let o = invoke(&[
-        &target,
-        "tritest.Greeter",
-        "SayHello",
-        "--proto",
-        &p,
-        "--json",
-    ])
-    .await;
+    let o = idl(&target, GREETER, "SayHello", &[], &["--json"]).await;
     assert_eq!(o.json()["result"], json!({"message": "Hello "}));
     // Unknown fields and wrong types: exit 2.
     for bad in [r#"[{"nope":1}]"#, r#"[{"name":5}]"#] {
-        let o = invoke(&[
-            &target,
-            "tritest.Greeter",
-            "SayHello",
-            bad,
-            "--proto",
-            &p,
-            "--json",
-        ])
-        .await;
+        let o = idl(&target, GREETER, "SayHello", &[bad], &["--json"]).await;
         assert_eq!(o.code, 2, "{bad}: {}", o.stdout);
     }
     // A non-OK status: exit 2 with the percent-decoded grpc-message.
-    let o = invoke(&[
-        &target,
-        "tritest.Greeter",
-        "Fail",
-        r#"[{"code":14,"message":"später 100%"}]"#,
-        "--proto",
-        &p,
-    ])
-    .await;
+    let fail = r#"[{"code":14,"message":"später 100%"}]"#;
+    let o = idl(&target, GREETER, "Fail", &[fail], &[]).await;
     assert_eq!(o.code, 2);
     assert!(
         o.stderr.contains("UNAVAILABLE") && o.stderr.contains("später 100%"),
@@ -116,21 +66,21 @@ async fn idl_mode_with_proto_files() {
         o.stderr
     );
     // Headers: timeout, version only when given, attachments lower-cased.
-    let o = invoke(&[
+    let o = idl(
         &target,
-        "tritest.Greeter",
+        GREETER,
         "Headers",
-        "[{}]",
-        "--proto",
-        &p,
-        "--json",
-        "--timeout",
-        "1500",
-        "--version",
-        "1.0.0",
-        "--attachment",
-        "Trace-Id=a=b",
-    ])
+        &["[{}]"],
+        &[
+            "--json",
+            "--timeout",
+            "1500",
+            "--version",
+            "1.0.0",
+            "--attachment",
+            "Trace-Id=a=b",
+        ],
+    )
     .await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     let h = &o.json()["result"]["headers"];
@@ -156,53 +106,51 @@ async fn idl_mode_with_proto_files() {
 
 #[tokio::test]
 async fn tri_compressor_gzip_and_its_errors() {
-    let Some(strict) = common::grpc_peer_with("cli tri_compressor_gzip", 0, &["no-gzip"]).await
-    else {
+    let Some(strict) = grpc_peer_with("cli tri_compressor_gzip", 0, &["no-gzip"]).await else {
         return;
     };
-    let p = proto();
-    let args = |target: &str, extra: &[&'static str]| {
-        let mut v: Vec<String> = [target, "tritest.Greeter", "SayHello", r#"[{"name":"z"}]"#]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        v.extend(["--proto".to_owned(), p.clone(), "--json".to_owned()]);
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
+    // `invoke <target> tritest.Greeter SayHello [{"name":"z"}] --proto .. --json <opts...>`.
+    let say_z = |target: String, opts: &'static [&'static str]| async move {
+        let z = [r#"[{"name":"z"}]"#];
+        idl(
+            &target,
+            GREETER,
+            "SayHello",
+            &z,
+            &[&["--json"], opts].concat(),
+        )
+        .await
     };
     let target = format!("tri://{}", strict.addr());
     // The gzip-disabled peer refuses compressed requests: proof that they were compressed.
-    let a = args(&target, &["--tri-compressor", "gzip"]);
-    let o = invoke(&a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let o = say_z(target.clone(), &["--tri-compressor", "gzip"]).await;
     assert_eq!(o.code, 2, "{}", o.stdout);
     assert!(
         o.stderr.contains("UNIMPLEMENTED") && o.stderr.contains("gzip"),
         "{}",
         o.stderr
     );
-    let a = args(&target, &["--tri-compressor", "identity"]);
-    let o = invoke(&a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let o = say_z(target.clone(), &["--tri-compressor", "identity"]).await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.json()["result"], json!({"message": "Hello z"}));
-    let a = args(&target, &["--tri-compressor", "bzip2"]);
-    let o = invoke(&a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    let o = say_z(target, &["--tri-compressor", "bzip2"]).await;
     assert_ne!(o.code, 0);
     assert!(o.stderr.contains("--tri-compressor"), "{}", o.stderr);
-    let Some(peer) = common::grpc_peer("cli tri_compressor_gzip", 0).await else {
+    let Some(peer) = grpc_peer("cli tri_compressor_gzip", 0).await else {
         return;
     };
-    let a = args(
-        &format!("tri://{}", peer.addr()),
+    let o = say_z(
+        format!("tri://{}", peer.addr()),
         &["--tri-compressor", "gzip"],
-    );
-    let o = invoke(&a.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    )
+    .await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.json()["result"], json!({"message": "Hello z"}));
 }
 
 #[tokio::test]
 async fn wrapper_mode_and_business_exceptions() {
-    let Some(peer) = common::grpc_peer("cli wrapper_mode", 0).await else {
+    let Some(peer) = grpc_peer("cli wrapper_mode", 0).await else {
         return;
     };
     let target = format!("tri://{}", peer.addr());
@@ -244,41 +192,19 @@ async fn wrapper_mode_and_business_exceptions() {
 
 #[tokio::test]
 async fn unmatched_routing_is_a_404_failure() {
-    let Some(node) = common::node_peer("cli unmatched_routing").await else {
+    let Some(node) = node_peer("cli unmatched_routing").await else {
         return;
     };
     let target = format!("tri://{}", node.addr());
-    let p = proto();
-    let o = invoke(&[
-        &target,
-        "tritest.Greeter",
-        "SayHello",
-        r#"[{"name":"n"}]"#,
-        "--proto",
-        &p,
-        "--version",
-        "1.0.0",
-        "--group",
-        "g1",
-        "--json",
-    ])
-    .await;
+    let n = [r#"[{"name":"n"}]"#];
+    let routed = ["--version", "1.0.0", "--group", "g1", "--json"];
+    let o = idl(&target, GREETER, "SayHello", &n, &routed).await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(
         o.json()["result"],
         json!({"message": "Hello n from 1.0.0/g1"})
     );
-    let o = invoke(&[
-        &target,
-        "tritest.Greeter",
-        "SayHello",
-        r#"[{"name":"n"}]"#,
-        "--proto",
-        &p,
-        "--group",
-        "g1",
-    ])
-    .await;
+    let o = idl(&target, GREETER, "SayHello", &n, &["--group", "g1"]).await;
     assert_eq!(o.code, 2);
     assert!(
         o.stderr.contains("404") && o.stderr.contains("UNIMPLEMENTED"),
@@ -292,7 +218,7 @@ async fn registry_target_through_zookeeper() {
     let Some(zk) = tests::zk_addr("cli registry_target_through_zookeeper") else {
         return;
     };
-    let Some(peer) = common::grpc_peer("cli registry_target_through_zookeeper", 0).await else {
+    let Some(peer) = grpc_peer("cli registry_target_through_zookeeper", 0).await else {
         return;
     };
     let root = tests::unique("tri-cli");
@@ -309,35 +235,20 @@ async fn registry_target_through_zookeeper() {
     reg.register(&registry_core::Url::parse(&provider).unwrap())
         .await
         .unwrap();
-    let p = proto();
-    let o = invoke(&[
+    let zk = [r#"[{"name":"zk"}]"#];
+    let o = idl(
         &reg_url,
-        "tritest.Greeter",
+        GREETER,
         "SayHello",
-        r#"[{"name":"zk"}]"#,
-        "--proto",
-        &p,
-        "--version",
-        "1.0.0",
-        "--json",
-    ])
+        &zk,
+        &["--version", "1.0.0", "--json"],
+    )
     .await;
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.json()["result"], json!({"message": "Hello zk"}));
     // The wrong version finds no provider: exit 2 naming the service.
-    let o = invoke(&[
-        &reg_url,
-        "tritest.Greeter",
-        "SayHello",
-        "[{}]",
-        "--proto",
-        &p,
-        "--version",
-        "9",
-        "--registry-timeout",
-        "2",
-    ])
-    .await;
+    let wrong = ["--version", "9", "--registry-timeout", "2"];
+    let o = idl(&reg_url, GREETER, "SayHello", &["[{}]"], &wrong).await;
     assert_eq!(o.code, 2);
     assert!(o.stderr.contains("tritest.Greeter"), "{}", o.stderr);
 }

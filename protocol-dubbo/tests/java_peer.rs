@@ -8,14 +8,10 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{eventually, JavaPeer};
+use common::{call, eventually, say_hello, JavaPeer};
 use invoker::rpc::{CallMode, Invocation, Invoker, RpcErrorCode};
 use protocol_dubbo::DubboInvokerFactory;
 use serde_json::{json, Value};
-
-fn call(method: &str, types: &[&str], args: Vec<Value>) -> Invocation {
-    Invocation::new(method).with_arguments(types.iter().map(|t| t.to_string()).collect(), args)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn values_pojos_dates_and_attachments_round_trip() {
@@ -27,14 +23,7 @@ async fn values_pojos_dates_and_attachments_round_trip() {
         .refer_dubbo(&peer.url("timeout=5000&group=&token=secret"))
         .unwrap();
 
-    let r = inv
-        .invoke(&call(
-            "sayHello",
-            &["java.lang.String"],
-            vec![json!("rust")],
-        ))
-        .await
-        .unwrap();
+    let r = inv.invoke(&say_hello("rust")).await.unwrap();
     assert_eq!(r.value, json!("Hello rust"));
     assert_eq!(
         r.attachments.get("dubbo").map(String::as_str),
@@ -185,10 +174,7 @@ async fn java_exceptions_are_biz_errors_with_class_and_message() {
     );
     assert_eq!(e.message, "outer");
     // The connection is fine afterwards.
-    let r = inv
-        .invoke(&call("sayHello", &["java.lang.String"], vec![json!("x")]))
-        .await
-        .unwrap();
+    let r = inv.invoke(&say_hello("x")).await.unwrap();
     assert_eq!(r.value, json!("Hello x"));
 }
 
@@ -199,10 +185,7 @@ async fn version_and_group_must_match() {
     };
     let f = DubboInvokerFactory::new();
     let ok = f.refer_dubbo(&peer.url("group=blue&timeout=5000")).unwrap();
-    let r = ok
-        .invoke(&call("sayHello", &["java.lang.String"], vec![json!("g")]))
-        .await
-        .unwrap();
+    let r = ok.invoke(&say_hello("g")).await.unwrap();
     assert_eq!(r.value, json!("Hello g"));
     let mut keep = Vec::new();
     for extra in [
@@ -211,10 +194,7 @@ async fn version_and_group_must_match() {
     ] {
         let bad = f.refer_dubbo(&peer.url(extra)).unwrap();
         keep.push(bad.clone());
-        let e = bad
-            .invoke(&call("sayHello", &["java.lang.String"], vec![json!("g")]))
-            .await
-            .unwrap_err();
+        let e = bad.invoke(&say_hello("g")).await.unwrap_err();
         assert_eq!(e.code, RpcErrorCode::Network, "{e}");
         assert!(
             e.message.contains("status 70") && e.message.contains("Not found exported service"),
@@ -237,9 +217,7 @@ async fn timeouts_do_not_break_the_connection() {
         .refer_dubbo(&peer.url("timeout=5000&sleep.timeout=150"))
         .unwrap();
     // Warm up (JVM, connection).
-    inv.invoke(&call("sayHello", &["java.lang.String"], vec![json!("w")]))
-        .await
-        .unwrap();
+    inv.invoke(&say_hello("w")).await.unwrap();
     let start = Instant::now();
     let e = inv
         .invoke(&call("sleep", &["long"], vec![json!(1000)]))
@@ -258,14 +236,7 @@ async fn timeouts_do_not_break_the_connection() {
         .unwrap_err();
     assert!(e.is_timeout());
     // The late answer of the first call is dropped; the connection keeps working.
-    let r = inv
-        .invoke(&call(
-            "sayHello",
-            &["java.lang.String"],
-            vec![json!("after")],
-        ))
-        .await
-        .unwrap();
+    let r = inv.invoke(&say_hello("after")).await.unwrap();
     assert_eq!(r.value, json!("Hello after"));
     assert_eq!(inv.pending_calls(), 0);
 }
@@ -339,10 +310,7 @@ async fn big_strings_and_the_payload_limit() {
         e.message.contains("response of") && e.message.contains("payload limit"),
         "{e}"
     );
-    let r = small
-        .invoke(&call("sayHello", &["java.lang.String"], vec![json!("s")]))
-        .await
-        .unwrap();
+    let r = small.invoke(&say_hello("s")).await.unwrap();
     assert_eq!(r.value, json!("Hello s"));
 }
 
@@ -359,17 +327,12 @@ async fn oneway_calls_do_not_wait() {
     let r = inv.invoke(&call("hang", &[], vec![])).await.unwrap();
     assert_eq!(r.value, Value::Null);
     let r = inv
-        .invoke(
-            &call("sayHello", &["java.lang.String"], vec![json!("1")]).with_mode(CallMode::Oneway),
-        )
+        .invoke(&say_hello("1").with_mode(CallMode::Oneway))
         .await
         .unwrap();
     assert_eq!(r.value, Value::Null);
     let r = inv
-        .invoke(
-            &call("sayHello", &["java.lang.String"], vec![json!("2")])
-                .with_attachment("return", "false"),
-        )
+        .invoke(&say_hello("2").with_attachment("return", "false"))
         .await
         .unwrap();
     assert_eq!(r.value, Value::Null);
@@ -396,9 +359,7 @@ async fn readonly_event_and_dropped_connection_make_it_unavailable_then_reconnec
     };
     let f = DubboInvokerFactory::new();
     let inv = f.refer_dubbo(&peer.url("timeout=5000")).unwrap();
-    inv.invoke(&call("sayHello", &["java.lang.String"], vec![json!("a")]))
-        .await
-        .unwrap();
+    inv.invoke(&say_hello("a")).await.unwrap();
     assert!(inv.is_available());
 
     inv.invoke(&call("readonly", &[], vec![])).await.unwrap();
@@ -445,9 +406,7 @@ async fn heartbeats_keep_an_idle_connection() {
     let inv = f
         .refer_dubbo(&peer.url("timeout=5000&heartbeat=150"))
         .unwrap();
-    inv.invoke(&call("sayHello", &["java.lang.String"], vec![json!("a")]))
-        .await
-        .unwrap();
+    inv.invoke(&say_hello("a")).await.unwrap();
     // Idleness is the input here: no call for 2 s (2.5 x the peer's idle limit).
     tokio::time::sleep(Duration::from_millis(2000)).await;
     assert!(inv.is_connected());
@@ -469,14 +428,9 @@ async fn a_restarted_provider_is_reconnected() {
     let port = peer.port;
     let f = DubboInvokerFactory::new();
     let inv: Arc<protocol_dubbo::DubboInvoker> = f.refer_dubbo(&peer.url("timeout=3000")).unwrap();
-    inv.invoke(&call("sayHello", &["java.lang.String"], vec![json!("a")]))
-        .await
-        .unwrap();
+    inv.invoke(&say_hello("a")).await.unwrap();
     peer.kill().await;
-    let e = inv
-        .invoke(&call("sayHello", &["java.lang.String"], vec![json!("b")]))
-        .await
-        .unwrap_err();
+    let e = inv.invoke(&say_hello("b")).await.unwrap_err();
     assert!(e.is_network(), "{e}");
     let i = inv.clone();
     eventually("unavailable while down", Duration::from_secs(5), || {
@@ -494,10 +448,7 @@ async fn a_restarted_provider_is_reconnected() {
         || {
             let i = i.clone();
             async move {
-                let r = i
-                    .invoke(&call("sayHello", &["java.lang.String"], vec![json!("c")]))
-                    .await
-                    .ok()?;
+                let r = i.invoke(&say_hello("c")).await.ok()?;
                 (r.value == json!("Hello c")).then_some(())
             }
         },

@@ -8,14 +8,10 @@
 
 mod common;
 
-use common::NodePeer;
-use invoker::rpc::{Invocation, Invoker, RpcErrorCode};
+use common::{call, say_hello, NodePeer};
+use invoker::rpc::{Invoker, RpcErrorCode};
 use protocol_dubbo::DubboInvokerFactory;
 use serde_json::{json, Value};
-
-fn call(method: &str, types: &[&str], args: Vec<Value>) -> Invocation {
-    Invocation::new(method).with_arguments(types.iter().map(|t| t.to_string()).collect(), args)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_provider_calls_and_its_differences() {
@@ -24,14 +20,7 @@ async fn node_provider_calls_and_its_differences() {
     };
     let f = DubboInvokerFactory::new();
     let inv = f.refer_dubbo(&peer.url("timeout=5000")).unwrap();
-    let r = inv
-        .invoke(&call(
-            "sayHello",
-            &["java.lang.String"],
-            vec![json!("rust")],
-        ))
-        .await
-        .unwrap();
+    let r = inv.invoke(&say_hello("rust")).await.unwrap();
     assert_eq!(r.value, json!("Hello rust"));
     assert!(
         r.attachments.is_empty(),
@@ -64,10 +53,7 @@ async fn node_provider_calls_and_its_differences() {
     let other = f
         .refer_dubbo(&peer.url("version=9.9.9&timeout=5000"))
         .unwrap();
-    let e = other
-        .invoke(&call("sayHello", &["java.lang.String"], vec![json!("x")]))
-        .await
-        .unwrap_err();
+    let e = other.invoke(&say_hello("x")).await.unwrap_err();
     assert!(e.message.contains("status 80"), "{e}");
     // The heartbeat is answered: $echo-free liveness through the connection state.
     assert!(inv.is_available());

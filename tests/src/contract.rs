@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use registry_core::{Registry, Subscription, Url};
 
+use crate::set;
+
 /// What a backend supports; cases needing a missing capability are skipped (with a message).
 #[derive(Debug, Clone)]
 pub struct Capabilities {
@@ -304,6 +306,15 @@ impl Watch {
         }
     }
 
+    /// Subscribes `r` to `consumer` and wraps the subscription; panics when subscribing fails.
+    pub async fn subscribe(r: &(impl Registry + ?Sized), consumer: &Url) -> Self {
+        let sub = r
+            .subscribe(consumer)
+            .await
+            .unwrap_or_else(|e| panic!("subscribe {consumer}: {e}"));
+        Watch::new(sub)
+    }
+
     /// The latest list of `category` (`None` before its first notification).
     pub fn latest(&self, category: &str) -> Option<&[Url]> {
         self.latest.get(category).map(Vec::as_slice)
@@ -327,6 +338,21 @@ impl Watch {
     /// True once the stream has ended.
     pub fn ended(&self) -> bool {
         self.ended
+    }
+
+    /// Applies notifications until the `providers` addresses are exactly `addrs`; panics
+    /// after `timeout` naming `what`.
+    pub async fn until_providers(&mut self, what: &str, timeout: Duration, addrs: &[&str]) {
+        let want = set(addrs);
+        self.until(what, timeout, |w| w.addresses("providers") == want)
+            .await;
+    }
+
+    /// Applies notifications until the `providers` list is the `empty://` marker; panics
+    /// after `timeout` naming `what`.
+    pub async fn until_no_providers(&mut self, what: &str, timeout: Duration) {
+        self.until(what, timeout, |w| w.is_empty_marker("providers"))
+            .await;
     }
 
     /// Applies notifications until `pred` holds; panics after `timeout` naming `what`.
@@ -365,10 +391,6 @@ impl Watch {
             }
         }
     }
-}
-
-fn set(addrs: &[&str]) -> BTreeSet<String> {
-    addrs.iter().map(|s| (*s).to_owned()).collect()
 }
 
 async fn reg(cx: &Cx, r: &Arc<dyn Registry>, u: &Url) {

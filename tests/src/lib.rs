@@ -7,7 +7,11 @@
 //! failure.
 
 pub mod contract;
+pub mod nacos;
+pub mod proxy;
+pub mod recording;
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -54,6 +58,11 @@ pub fn unique(prefix: &str) -> String {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     format!("{prefix}-{}-{t}-{n}", std::process::id())
+}
+
+/// The set of `items`, to compare with [`contract::Watch::addresses`].
+pub fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
 }
 
 /// Polls `check` until it returns `Some` or `deadline` passes (then panics with `what`).

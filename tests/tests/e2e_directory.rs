@@ -9,78 +9,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
-use invoker::rpc::{
-    Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker,
-};
+use invoker::directory::{Directory, RegistryDirectory};
+use invoker::rpc::{Invocation, SharedInvoker};
 use registry_core::{MemoryRegistry, Registry, Url};
-use tests::contract::{consumer_url, provider_url};
+use tests::contract::provider_url;
+use tests::recording::RecordingFactory;
 
 const T: Duration = Duration::from_secs(30);
-
-/// An invoker that records its calls and answers with its address.
-#[derive(Debug)]
-struct Recording {
-    url: Url,
-    calls: AtomicUsize,
-    destroyed: AtomicBool,
-}
-
-#[async_trait]
-impl Invoker for Recording {
-    fn url(&self) -> &Url {
-        &self.url
-    }
-    async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        let mut r = RpcResponse::empty();
-        r.attachments
-            .insert("address".into(), self.url.address().unwrap_or_default());
-        Ok(r)
-    }
-    fn destroy(&self) {
-        self.destroyed.store(true, Ordering::SeqCst);
-    }
-}
-
-#[derive(Debug, Default)]
-struct Factory {
-    made: Mutex<Vec<Arc<Recording>>>,
-}
-
-impl Factory {
-    /// Calls per port over every invoker referred for that port.
-    fn calls_by_port(&self) -> BTreeMap<i32, usize> {
-        let mut m = BTreeMap::new();
-        for i in self.made.lock().unwrap().iter() {
-            *m.entry(i.url.port()).or_default() += i.calls.load(Ordering::SeqCst);
-        }
-        m
-    }
-
-    fn destroyed(&self, port: i32) -> bool {
-        let made = self.made.lock().unwrap();
-        let of_port: Vec<_> = made.iter().filter(|i| i.url.port() == port).collect();
-        !of_port.is_empty() && of_port.iter().all(|i| i.destroyed.load(Ordering::SeqCst))
-    }
-}
-
-impl InvokerFactory for Factory {
-    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        let inv = Arc::new(Recording {
-            url: provider.clone(),
-            calls: AtomicUsize::new(0),
-            destroyed: AtomicBool::new(false),
-        });
-        self.made.lock().unwrap().push(inv.clone());
-        Ok(inv)
-    }
-}
 
 fn ports(dir: &RegistryDirectory) -> Vec<i32> {
     let mut p: Vec<i32> = match dir.list(&Invocation::new("sayHello")) {
@@ -131,20 +69,7 @@ async fn scenario(
     for p in &ps {
         providers_reg.register(p).await.expect("register provider");
     }
-    let factory = Arc::new(Factory::default());
-    let consumer = consumer_url(
-        iface,
-        "providers,configurators,routers",
-        "loadbalance=roundrobin",
-    );
-    let dir = RegistryDirectory::subscribe(
-        consumer_reg.clone(),
-        consumer,
-        factory.clone(),
-        DirectoryOptions::default(),
-    )
-    .await
-    .expect("subscribe");
+    let (factory, dir) = RecordingFactory::subscribe(consumer_reg.clone(), iface).await;
     assert!(
         dir.wait_ready().await || dir.is_ready(),
         "directory never got a first list"
@@ -221,7 +146,7 @@ async fn configurator_disables_a_provider(
     providers_reg: &dyn Registry,
     dir: &Arc<RegistryDirectory>,
     cluster: &SharedInvoker,
-    factory: &Factory,
+    factory: &RecordingFactory,
     iface: &str,
 ) {
     let disable = Url::parse(&format!(

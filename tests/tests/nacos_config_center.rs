@@ -4,14 +4,13 @@
 //! `None`. Each test uses its own namespace.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use registry_core::config_center::{ConfigCenter, ConfigWatch};
 use registry_core::Url;
 use registry_nacos::NacosConfigCenter;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use tests::nacos::grpc_port;
+use tests::proxy::Proxy;
 
 const T: Duration = Duration::from_secs(15);
 
@@ -71,51 +70,6 @@ async fn get_watch_publish_remove() {
     assert_eq!(other.get(key, "dubbo").await.unwrap(), None);
 }
 
-/// A TCP proxy whose connections can be cut.
-struct Proxy {
-    port: u16,
-    conns: Arc<Mutex<Vec<JoinHandle<()>>>>,
-    accept: JoinHandle<()>,
-}
-
-impl Proxy {
-    async fn start(target: String) -> Proxy {
-        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = l.local_addr().unwrap().port();
-        let conns: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
-        let c = conns.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((mut a, _)) = l.accept().await {
-                let target = target.clone();
-                let h = tokio::spawn(async move {
-                    if let Ok(mut b) = TcpStream::connect(&target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut a, &mut b).await;
-                    }
-                });
-                c.lock().unwrap().push(h);
-            }
-        });
-        Proxy {
-            port,
-            conns,
-            accept,
-        }
-    }
-
-    fn cut(&self) {
-        for h in self.conns.lock().unwrap().drain(..) {
-            h.abort();
-        }
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.accept.abort();
-        self.cut();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_survives_a_connection_cut_without_a_spurious_none() {
     let Some(addr) = tests::nacos_addr("a_watch_survives_a_connection_cut_without_a_spurious_none")
@@ -123,8 +77,7 @@ async fn a_watch_survives_a_connection_cut_without_a_spurious_none() {
         return;
     };
     let ns = tests::unique("cfg-cut");
-    let grpc = addr.rsplit_once(':').unwrap().1.parse::<u16>().unwrap() + 1000;
-    let proxy = Proxy::start(format!("127.0.0.1:{grpc}")).await;
+    let proxy = Proxy::start(format!("127.0.0.1:{}", grpc_port(&addr))).await;
     let writer = center(&format!("nacos://{addr}?namespace={ns}")).await;
     writer
         .publish("k.tag-router", "dubbo", "one")

@@ -112,6 +112,14 @@ impl Script {
             .collect()
     }
 
+    /// Waits (up to `T`) until at least `n` unary requests of type `ty` have come in.
+    async fn until_requests(&self, what: &str, ty: &str, n: usize) {
+        tests::eventually(what, T, || async {
+            (self.requests_of(ty).len() >= n).then_some(())
+        })
+        .await;
+    }
+
     fn unary(&self, req: &Payload) -> Payload {
         let ok = |ty: &str, mut v: Value| {
             v["resultCode"] = json!(200);
@@ -420,8 +428,7 @@ async fn pushes_are_acked_and_bad_ones_lose_nothing() {
     );
     // An empty push is delivered as empty:// (no SDK-style empty protection).
     fake.script.push(Some(push_request("81", &[])));
-    w.until("empty", T, |w| w.is_empty_marker("providers"))
-        .await;
+    w.until_no_providers("empty", T).await;
     assert_eq!(fake.script.connections.load(Ordering::SeqCst), 1);
     r.destroy().await;
 }
@@ -557,10 +564,9 @@ async fn persistent_instances_use_persistent_instance_request_when_advertised() 
     assert_eq!(eph[0]["instance"]["ephemeral"], true);
     // A reconnect redoes the ephemeral registration only: the server keeps persistent ones.
     fake.script.push(None);
-    tests::eventually("the ephemeral registration redone", T, || async {
-        (fake.script.requests_of("InstanceRequest").len() >= 2).then_some(())
-    })
-    .await;
+    fake.script
+        .until_requests("the ephemeral registration redone", "InstanceRequest", 2)
+        .await;
     assert_eq!(
         fake.script.requests_of("PersistentInstanceRequest").len(),
         1
@@ -588,11 +594,7 @@ async fn a_wildcard_subscription_uses_fuzzy_watch_when_advertised() {
         per.insert("providers:S:2.0:".into(), vec![21002]);
     }
     let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
-    let mut w = Watch::new(
-        r.subscribe(&consumer_url("S", "providers", "version=*"))
-            .await
-            .unwrap(),
-    );
+    let mut w = Watch::subscribe(&r, &consumer_url("S", "providers", "version=*")).await;
     w.until("the service of the initial sync", T, |w| {
         w.addresses("providers").len() == 1
     })
@@ -648,13 +650,11 @@ async fn a_wildcard_subscription_uses_fuzzy_watch_when_advertised() {
         "public@@DEFAULT_GROUP@@providers:S:2.0:",
         "ADD_SERVICE",
     )));
-    w.until("the announced service", T, |w| {
-        w.addresses("providers")
-            == ["10.9.0.1:21001", "10.9.0.1:21002"]
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect()
-    })
+    w.until_providers(
+        "the announced service",
+        T,
+        &["10.9.0.1:21001", "10.9.0.1:21002"],
+    )
     .await;
     assert!(fake
         .script
@@ -664,16 +664,13 @@ async fn a_wildcard_subscription_uses_fuzzy_watch_when_advertised() {
         "public@@DEFAULT_GROUP@@providers:S:1.0:",
         "DELETE_SERVICE",
     )));
-    w.until("the deleted service dropped", T, |w| {
-        w.addresses("providers") == ["10.9.0.1:21002"].iter().map(|s| (*s).to_owned()).collect()
-    })
-    .await;
+    w.until_providers("the deleted service dropped", T, &["10.9.0.1:21002"])
+        .await;
     // After a reconnect the watch is re-sent with the keys already known.
     fake.script.push(None);
-    tests::eventually("the watch redone", T, || async {
-        (fake.script.requests_of("NamingFuzzyWatchRequest").len() >= 2).then_some(())
-    })
-    .await;
+    fake.script
+        .until_requests("the watch redone", "NamingFuzzyWatchRequest", 2)
+        .await;
     let redo = fake.script.requests_of("NamingFuzzyWatchRequest")[1].clone();
     assert_eq!(redo["initializing"], false);
     assert_eq!(
@@ -695,11 +692,7 @@ async fn without_the_abilities_persistent_goes_to_http_and_wildcards_scan() {
     *fake.script.hosts.lock().unwrap() = vec![20001];
     // No ability table at all (rnacos, Java before 2.3): no fuzzy watch, service-list scans.
     let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
-    let mut w = Watch::new(
-        r.subscribe(&consumer_url("S", "providers", "version=*"))
-            .await
-            .unwrap(),
-    );
+    let mut w = Watch::subscribe(&r, &consumer_url("S", "providers", "version=*")).await;
     w.until("the scanned service", T, |w| {
         w.addresses("providers").len() == 1
     })
@@ -708,10 +701,9 @@ async fn without_the_abilities_persistent_goes_to_http_and_wildcards_scan() {
         .script
         .requests_of("NamingFuzzyWatchRequest")
         .is_empty());
-    tests::eventually("re-scans", T, || async {
-        (fake.script.requests_of("ServiceListRequest").len() >= 3).then_some(())
-    })
-    .await;
+    fake.script
+        .until_requests("re-scans", "ServiceListRequest", 3)
+        .await;
     // The v1 HTTP fallback of a persistent instance goes to the main port, where this fake
     // has no HTTP: a clear error, and no gRPC request that the server could not handle.
     r.register(&provider_url("P", 20892, "ephemeral=false"))
@@ -732,20 +724,19 @@ async fn a_refused_fuzzy_watch_falls_back_to_scans() {
     *fake.script.abilities.lock().unwrap() = Some(json!({"fuzzyWatch": true}));
     fake.script.refuse_fuzzy.store(true, Ordering::SeqCst);
     let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
-    let mut w = Watch::new(
-        r.subscribe(&consumer_url("S", "providers", "version=*"))
-            .await
-            .unwrap(),
-    );
+    let mut w = Watch::subscribe(&r, &consumer_url("S", "providers", "version=*")).await;
     w.until("the scanned service", T, |w| {
         w.addresses("providers").len() == 1
     })
     .await;
     assert_eq!(fake.script.requests_of("NamingFuzzyWatchRequest").len(), 1);
-    tests::eventually("re-scans instead of the refused watch", T, || async {
-        (fake.script.requests_of("ServiceListRequest").len() >= 3).then_some(())
-    })
-    .await;
+    fake.script
+        .until_requests(
+            "re-scans instead of the refused watch",
+            "ServiceListRequest",
+            3,
+        )
+        .await;
     assert_eq!(
         fake.script.requests_of("NamingFuzzyWatchRequest").len(),
         1,

@@ -5,27 +5,19 @@
 //! connection that sends only keepalives, and a server whose HTTP port is not reachable.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use registry_core::{Registry, Url};
-use registry_nacos::{nacos_registry, Naming};
+use registry_nacos::Naming;
 use tests::contract::{consumer_url, provider_url, Watch};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
+use tests::nacos::{grpc_port, registry, PrivateServer};
+use tests::proxy::Proxy;
+use tests::set;
 
 const T: Duration = Duration::from_secs(20);
 
-fn set(items: &[&str]) -> std::collections::BTreeSet<String> {
-    items.iter().map(|s| (*s).to_owned()).collect()
-}
-
 fn iface(tag: &str) -> String {
-    tests::unique(&format!("org.nacos.grpc.{tag}")).replace('-', "_")
-}
-
-fn registry(url: &str) -> registry_nacos::NacosRegistry {
-    nacos_registry(&Url::parse(url).unwrap()).unwrap()
+    tests::nacos::iface(&format!("grpc.{tag}"))
 }
 
 /// The child side of `a_killed_process_loses_its_instances_within_seconds`: registers and
@@ -78,75 +70,15 @@ async fn a_killed_process_loses_its_instances_within_seconds() {
         .unwrap();
     let mut child = Child(child);
     let consumer = registry(&url);
-    let mut w = Watch::new(
-        consumer
-            .subscribe(&consumer_url(&s, "providers", ""))
-            .await
-            .unwrap(),
-    );
-    w.until("the child's provider", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20401"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&consumer, &consumer_url(&s, "providers", "")).await;
+    w.until_providers("the child's provider", T, &["127.0.0.1:20401"])
+        .await;
     child.0.kill().unwrap(); // SIGKILL: no deregistration, the TCP connection just dies
     let killed = std::time::Instant::now();
-    w.until("the instance is gone", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("the instance is gone", T).await;
     let gone = killed.elapsed();
     assert!(gone < Duration::from_secs(5), "took {gone:?}");
     consumer.destroy().await;
-}
-
-/// A TCP proxy whose connections can be cut.
-struct Proxy {
-    port: u16,
-    conns: Arc<Mutex<Vec<JoinHandle<()>>>>,
-    accept: JoinHandle<()>,
-}
-
-impl Proxy {
-    async fn start(target: String) -> Proxy {
-        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = l.local_addr().unwrap().port();
-        let conns: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
-        let c = conns.clone();
-        let accept = tokio::spawn(async move {
-            while let Ok((mut a, _)) = l.accept().await {
-                let target = target.clone();
-                let h = tokio::spawn(async move {
-                    if let Ok(mut b) = TcpStream::connect(&target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut a, &mut b).await;
-                    }
-                });
-                c.lock().unwrap().push(h);
-            }
-        });
-        Proxy {
-            port,
-            conns,
-            accept,
-        }
-    }
-
-    /// Drops every open connection (the listener keeps accepting).
-    fn cut(&self) {
-        for h in self.conns.lock().unwrap().drain(..) {
-            h.abort();
-        }
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.accept.abort();
-        self.cut();
-    }
-}
-
-fn grpc_port(addr: &str) -> u16 {
-    addr.rsplit_once(':').unwrap().1.parse::<u16>().unwrap() + 1000
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,24 +102,19 @@ async fn a_connection_cut_through_a_proxy_reconnects_and_redoes() {
         .await
         .unwrap();
     let watcher = registry(&via);
-    let mut w = Watch::new(
-        watcher
-            .subscribe(&consumer_url(&s, "providers", ""))
-            .await
-            .unwrap(),
-    );
-    w.until("provider through the proxy", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20411"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&watcher, &consumer_url(&s, "providers", "")).await;
+    w.until_providers("provider through the proxy", T, &["127.0.0.1:20411"])
+        .await;
     let other = registry(&direct);
     proxy.cut();
     // Both proxied registries reconnect: the registration is redone (the server dropped it
     // with the connection) and the subscription is redone (a change after the cut arrives).
     other.register(&provider_url(&s, 20412, "")).await.unwrap();
-    w.until("both providers after the cut", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20411", "127.0.0.1:20412"])
-    })
+    w.until_providers(
+        "both providers after the cut",
+        T,
+        &["127.0.0.1:20411", "127.0.0.1:20412"],
+    )
     .await;
     let Naming::Grpc(g) = &**provider.backend().naming() else {
         panic!("grpc expected");
@@ -199,10 +126,8 @@ async fn a_connection_cut_through_a_proxy_reconnects_and_redoes() {
             >= 2
     );
     provider.destroy().await;
-    w.until("empty after the provider leaves", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20412"])
-    })
-    .await;
+    w.until_providers("empty after the provider leaves", T, &["127.0.0.1:20412"])
+        .await;
     other.destroy().await;
     watcher.destroy().await;
 }
@@ -224,15 +149,9 @@ async fn only_keepalives_while_idle_and_the_http_port_is_not_needed() {
     let r = registry(&url);
     r.backend().probe().await.unwrap();
     r.register(&provider_url(&s, 20421, "")).await.unwrap();
-    let mut w = Watch::new(
-        r.subscribe(&consumer_url(&s, "providers", ""))
-            .await
-            .unwrap(),
-    );
-    w.until("own provider", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20421"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&r, &consumer_url(&s, "providers", "")).await;
+    w.until_providers("own provider", T, &["127.0.0.1:20421"])
+        .await;
     assert_eq!(
         r.lookup(&consumer_url(&s, "providers", ""))
             .await
@@ -283,15 +202,9 @@ async fn auth_over_grpc_with_good_and_bad_credentials() {
     ));
     good.backend().probe().await.unwrap();
     good.register(&provider_url(&s, 20431, "")).await.unwrap();
-    let mut w = Watch::new(
-        good.subscribe(&consumer_url(&s, "providers", ""))
-            .await
-            .unwrap(),
-    );
-    w.until("provider with a token", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20431"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&good, &consumer_url(&s, "providers", "")).await;
+    w.until_providers("provider with a token", T, &["127.0.0.1:20431"])
+        .await;
     let bad = registry(&format!(
         "nacos://nacos:wrong-pw-4411@{addr}?namespace={ns}&file-cache=false"
     ));
@@ -307,35 +220,6 @@ async fn auth_over_grpc_with_good_and_bad_credentials() {
     none.destroy().await;
 }
 
-/// Stops the private server when the test ends (also on panic).
-struct PrivateServer {
-    scripts: String,
-    port: u16,
-}
-
-impl PrivateServer {
-    fn run(&self, cmd: &str, fresh: bool) {
-        let st = std::process::Command::new("bash")
-            .arg(format!("{}/nacos-server.sh", self.scripts))
-            .arg(cmd)
-            .arg(self.port.to_string())
-            .env("NACOS_FRESH", if fresh { "1" } else { "0" })
-            .status()
-            .expect("run nacos-server.sh");
-        assert!(st.success(), "nacos-server.sh {cmd} {} failed", self.port);
-    }
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("bash")
-            .arg(format!("{}/nacos-server.sh", self.scripts))
-            .arg("stop")
-            .arg(self.port.to_string())
-            .status();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_with_wiped_state_redoes_registrations_and_subscriptions() {
     let Some(scripts) = tests::server_addr(
@@ -344,16 +228,13 @@ async fn a_restart_with_wiped_state_redoes_registrations_and_subscriptions() {
     ) else {
         return;
     };
-    let port: u16 = std::env::var("DUBBO_TEST_NACOS_GRPC_RESTART_PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(8870);
-    let server = PrivateServer { scripts, port };
+    let server = PrivateServer::new(scripts, "DUBBO_TEST_NACOS_GRPC_RESTART_PORT", 8870);
     tokio::task::block_in_place(|| server.run("start", true));
     let ns = tests::unique("grpc-restart");
     let s = iface("Restart");
     let url = format!(
-        "nacos://127.0.0.1:{port}?namespace={ns}&file-cache=false&nacos.request-timeout=1000&check=false"
+        "nacos://{}?namespace={ns}&file-cache=false&nacos.request-timeout=1000&check=false",
+        server.addr()
     );
     let provider = registry(&url);
     provider
@@ -365,12 +246,7 @@ async fn a_restart_with_wiped_state_redoes_registrations_and_subscriptions() {
         .await
         .unwrap();
     let consumer = registry(&url);
-    let mut w = Watch::new(
-        consumer
-            .subscribe(&consumer_url(&s, "providers", ""))
-            .await
-            .unwrap(),
-    );
+    let mut w = Watch::subscribe(&consumer, &consumer_url(&s, "providers", "")).await;
     let both = set(&["127.0.0.1:20441", "127.0.0.1:20442"]);
     w.until("two providers (one batch)", T, |w| {
         w.addresses("providers") == both
@@ -396,15 +272,15 @@ async fn a_restart_with_wiped_state_redoes_registrations_and_subscriptions() {
         .register(&provider_url(&s, 20443, ""))
         .await
         .unwrap();
-    w.until("three providers after the restart", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20441", "127.0.0.1:20442", "127.0.0.1:20443"])
-    })
+    w.until_providers(
+        "three providers after the restart",
+        T,
+        &["127.0.0.1:20441", "127.0.0.1:20442", "127.0.0.1:20443"],
+    )
     .await;
     provider.destroy().await;
-    w.until("empty after the provider leaves", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty after the provider leaves", T)
+        .await;
     consumer.destroy().await;
 }
 
@@ -418,23 +294,23 @@ async fn a_widened_watch_sees_a_brand_new_service_quickly() {
     // What the CLI does for a bare interface name: version/group `*`, re-scan every second.
     let url = format!("nacos://{addr}?namespace={ns}&file-cache=false&nacos.scan-interval=1000");
     let watcher = registry(&url);
-    let mut w = Watch::new(
-        watcher
-            .subscribe(&consumer_url(&s, "providers", "version=*&group=*"))
-            .await
-            .unwrap(),
-    );
-    w.until("empty at first", T, |w| w.is_empty_marker("providers"))
-        .await;
+    let mut w = Watch::subscribe(
+        &watcher,
+        &consumer_url(&s, "providers", "version=*&group=*"),
+    )
+    .await;
+    w.until_no_providers("empty at first", T).await;
     let provider = registry(&url);
     let t0 = std::time::Instant::now();
     provider
         .register(&provider_url(&s, 20451, "version=7.0&group=late"))
         .await
         .unwrap();
-    w.until("the new service", Duration::from_secs(5), |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20451"])
-    })
+    w.until_providers(
+        "the new service",
+        Duration::from_secs(5),
+        &["127.0.0.1:20451"],
+    )
     .await;
     eprintln!("new service seen after {:?}", t0.elapsed());
     provider.destroy().await;
@@ -446,21 +322,7 @@ async fn ephemeral_flags(url: &str, service: &str) -> Vec<(i64, bool)> {
     let cfg = registry_nacos::NacosConfig::from_url(&Url::parse(url).unwrap()).unwrap();
     let client = registry_nacos::NacosClient::new(&cfg).unwrap();
     let (_, body) = client.list_instances_raw(service).await.unwrap();
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let mut out: Vec<(i64, bool)> = v["hosts"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .map(|h| {
-            (
-                h["port"].as_i64().unwrap_or(0),
-                h["ephemeral"].as_bool().unwrap_or(true),
-            )
-        })
-        .collect();
-    out.sort_unstable();
-    out
+    tests::nacos::ephemeral_flags(&body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -475,14 +337,8 @@ async fn a_persistent_instance_goes_over_v1_http_on_rnacos_and_outlives_the_conn
     let service = format!("providers:{s}::");
     let url = format!("nacos://{addr}?namespace={ns}&file-cache=false");
     let consumer = registry(&url);
-    let mut w = Watch::new(
-        consumer
-            .subscribe(&consumer_url(&s, "providers", ""))
-            .await
-            .unwrap(),
-    );
-    w.until("empty at first", T, |w| w.is_empty_marker("providers"))
-        .await;
+    let mut w = Watch::subscribe(&consumer, &consumer_url(&s, "providers", "")).await;
+    w.until_no_providers("empty at first", T).await;
     // rnacos advertises no `supportPersistentInstanceByGrpc`: the persistent instance goes
     // through the v1 HTTP API (as nacos-client does), the ephemeral one over gRPC.
     let provider = registry(&url);
@@ -492,10 +348,8 @@ async fn a_persistent_instance_goes_over_v1_http_on_rnacos_and_outlives_the_conn
         .register(&provider_url(&s, 20462, ""))
         .await
         .unwrap();
-    w.until("both instances", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20461", "127.0.0.1:20462"])
-    })
-    .await;
+    w.until_providers("both instances", T, &["127.0.0.1:20461", "127.0.0.1:20462"])
+        .await;
     assert_eq!(
         ephemeral_flags(&url, &service).await,
         [(20461, false), (20462, true)]
@@ -503,15 +357,12 @@ async fn a_persistent_instance_goes_over_v1_http_on_rnacos_and_outlives_the_conn
     // Closing the provider's connection without deregistering: the ephemeral instance goes
     // at once, the persistent one stays.
     drop(provider);
-    w.until("only the persistent instance", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20461"])
-    })
-    .await;
+    w.until_providers("only the persistent instance", T, &["127.0.0.1:20461"])
+        .await;
     // Another registry removes it (v1 HTTP deregister with ephemeral=false).
     let cleaner = registry(&url);
     cleaner.unregister(&persistent).await.unwrap();
-    w.until("empty again", T, |w| w.is_empty_marker("providers"))
-        .await;
+    w.until_no_providers("empty again", T).await;
     assert!(ephemeral_flags(&url, &service).await.is_empty());
     cleaner.destroy().await;
     consumer.destroy().await;

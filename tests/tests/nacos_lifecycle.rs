@@ -9,36 +9,11 @@ use std::time::{Duration, Instant};
 
 use registry_core::{Registry, RegistryBackend, Url};
 use registry_nacos::{nacos_registry, NacosBackend};
-use serde_json::Value;
 use tests::contract::{consumer_url, provider_url, Watch};
+use tests::nacos::{ephemeral_flags, iface, raw_list_status, PrivateServer};
+use tests::set;
 
 const T: Duration = Duration::from_secs(20);
-
-fn set(items: &[&str]) -> std::collections::BTreeSet<String> {
-    items.iter().map(|s| (*s).to_owned()).collect()
-}
-
-fn iface(tag: &str) -> String {
-    tests::unique(&format!("org.nacos.{tag}")).replace('-', "_")
-}
-
-fn http() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
-async fn raw_list_status(addr: &str, ns: &str, service: &str) -> (u16, String) {
-    let r = http()
-        .get(format!("http://{addr}/nacos/v1/ns/instance/list"))
-        .query(&[
-            ("serviceName", service),
-            ("namespaceId", ns),
-            ("healthyOnly", "false"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.text().await.unwrap())
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_on_needs_and_uses_credentials() {
@@ -70,11 +45,7 @@ async fn auth_on_needs_and_uses_credentials() {
         assert!(!format!("{r:?}").contains("password=nacos"));
         let port = if creds.is_empty() { 20101 } else { 20102 };
         r.register(&provider_url(&s, port, "")).await.unwrap();
-        let mut w = Watch::new(
-            r.subscribe(&consumer_url(&s, "providers", ""))
-                .await
-                .unwrap(),
-        );
+        let mut w = Watch::subscribe(&r, &consumer_url(&s, "providers", "")).await;
         w.until("own provider with auth", T, |w| {
             w.addresses("providers")
                 .contains(&format!("127.0.0.1:{port}"))
@@ -161,76 +132,27 @@ async fn a_persistent_instance_needs_no_beats_over_http() {
         .await
         .unwrap();
     let (_, body) = raw_list_status(&addr, &ns, &format!("providers:{s}::")).await;
-    let v: Value = serde_json::from_str(&body).unwrap();
-    let mut flags: Vec<(i64, bool)> = v["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| {
-            (
-                h["port"].as_i64().unwrap(),
-                h["ephemeral"].as_bool().unwrap(),
-            )
-        })
-        .collect();
-    flags.sort_unstable();
+    let flags = ephemeral_flags(&body);
     assert_eq!(flags, [(20211, false), (20212, true)], "{body}");
     let consumer = nacos_registry(&Url::parse(&base).unwrap()).unwrap();
-    let mut w = Watch::new(
-        consumer
-            .subscribe(&consumer_url(&s, "providers", ""))
-            .await
-            .unwrap(),
-    );
-    w.until("both", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20211", "127.0.0.1:20212"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&consumer, &consumer_url(&s, "providers", "")).await;
+    w.until_providers("both", T, &["127.0.0.1:20211", "127.0.0.1:20212"])
+        .await;
     // The provider "dies" without deregistering: the beaten (ephemeral) instance expires on
     // this short-timeout server; the persistent one was never beaten and stays.
     drop(provider);
-    w.until(
+    let only_persistent = ["127.0.0.1:20211"];
+    w.until_providers(
         "only the persistent instance",
         Duration::from_secs(30),
-        |w| w.addresses("providers") == set(&["127.0.0.1:20211"]),
+        &only_persistent,
     )
     .await;
     let cleaner = NacosBackend::new(&Url::parse(&base).unwrap()).unwrap();
     cleaner.do_unregister(&persistent).await.unwrap();
-    w.until("gone after the deregistration", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("gone after the deregistration", T)
+        .await;
     consumer.destroy().await;
-}
-
-/// Stops the private server when the test ends (also on panic).
-struct PrivateServer {
-    scripts: String,
-    port: u16,
-}
-
-impl PrivateServer {
-    fn run(&self, cmd: &str, fresh: bool) {
-        let st = std::process::Command::new("bash")
-            .arg(format!("{}/nacos-server.sh", self.scripts))
-            .arg(cmd)
-            .arg(self.port.to_string())
-            .env("NACOS_FRESH", if fresh { "1" } else { "0" })
-            .status()
-            .expect("run nacos-server.sh");
-        assert!(st.success(), "nacos-server.sh {cmd} {} failed", self.port);
-    }
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("bash")
-            .arg(format!("{}/nacos-server.sh", self.scripts))
-            .arg("stop")
-            .arg(self.port.to_string())
-            .status();
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -241,13 +163,9 @@ async fn server_restart_providers_come_back_and_consumers_converge() {
     ) else {
         return;
     };
-    let port: u16 = std::env::var("DUBBO_TEST_NACOS_RESTART_PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(8860);
-    let server = PrivateServer { scripts, port };
+    let server = PrivateServer::new(scripts, "DUBBO_TEST_NACOS_RESTART_PORT", 8860);
     tokio::task::block_in_place(|| server.run("start", true));
-    let addr = format!("127.0.0.1:{port}");
+    let addr = server.addr();
     let ns = tests::unique("nacos-restart");
     let s = iface("Restart");
     let base = format!(
@@ -261,16 +179,9 @@ async fn server_restart_providers_come_back_and_consumers_converge() {
     let p1 = provider_url(&s, 20301, "version=1");
     provider.register(&p1).await.unwrap();
     let consumer = nacos_registry(&Url::parse(&base).unwrap()).unwrap();
-    let mut w = Watch::new(
-        consumer
-            .subscribe(&consumer_url(&s, "providers", "version=1"))
-            .await
-            .unwrap(),
-    );
-    w.until("provider before restart", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20301"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&consumer, &consumer_url(&s, "providers", "version=1")).await;
+    w.until_providers("provider before restart", T, &["127.0.0.1:20301"])
+        .await;
 
     tokio::task::block_in_place(|| server.run("stop", false));
     tests::eventually("the consumer notices the outage", T, || async {
@@ -284,23 +195,22 @@ async fn server_restart_providers_come_back_and_consumers_converge() {
 
     tokio::task::block_in_place(|| server.run("start", false));
     // The beats re-create 20301 with its metadata, failback registers 20302.
-    w.until(
+    let both = ["127.0.0.1:20301", "127.0.0.1:20302"];
+    w.until_providers(
         "both providers after restart",
         Duration::from_secs(60),
-        |w| w.addresses("providers") == set(&["127.0.0.1:20301", "127.0.0.1:20302"]),
+        &both,
     )
     .await;
     let (status, body) = raw_list_status(&addr, &ns, &format!("providers:{s}:1:")).await;
     assert_eq!(status, 200);
-    let v: Value = serde_json::from_str(&body).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     for h in v["hosts"].as_array().unwrap() {
         assert_eq!(h["metadata"]["protocol"], "dubbo", "metadata survived: {h}");
         assert_eq!(h["metadata"]["application"], "contract-provider", "{h}");
     }
     provider.destroy().await;
-    w.until("empty after the provider leaves", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty after the provider leaves", T)
+        .await;
     consumer.destroy().await;
 }

@@ -17,58 +17,19 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory, RuleWatcher};
-use invoker::rpc::{
-    Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker,
-};
+use invoker::directory::{Directory, RegistryDirectory, RuleWatcher};
+use invoker::rpc::{Invocation, SharedInvoker};
 use registry_core::config_center::DEFAULT_CONFIG_GROUP;
 use registry_core::{MemoryConfigCenter, MemoryRegistry, Registry, SharedConfigCenter, Url};
-use tests::contract::{consumer_url, provider_url};
+use tests::contract::provider_url;
+use tests::recording::RecordingFactory;
 
 const T: Duration = Duration::from_secs(30);
 const PORTS: [u16; 3] = [20991, 20992, 20993];
-
-/// An invoker that counts its calls and answers with its port.
-#[derive(Debug)]
-struct Counting {
-    url: Url,
-    calls: AtomicUsize,
-}
-
-#[async_trait]
-impl Invoker for Counting {
-    fn url(&self) -> &Url {
-        &self.url
-    }
-    async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        let mut r = RpcResponse::empty();
-        r.attachments
-            .insert("port".into(), self.url.port().to_string());
-        Ok(r)
-    }
-}
-
-#[derive(Debug, Default)]
-struct Factory {
-    made: Mutex<Vec<Arc<Counting>>>,
-}
-
-impl InvokerFactory for Factory {
-    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        let inv = Arc::new(Counting {
-            url: provider.clone(),
-            calls: AtomicUsize::new(0),
-        });
-        self.made.lock().unwrap().push(inv.clone());
-        Ok(inv)
-    }
-}
 
 /// Where `n` calls of `inv` land: port → count. A failed call counts under port 0.
 async fn spread(cluster: &SharedInvoker, n: usize, inv: &Invocation) -> BTreeMap<u16, usize> {
@@ -252,20 +213,7 @@ async fn scenario(
             .await
             .unwrap();
     }
-    let factory = Arc::new(Factory::default());
-    let consumer = consumer_url(
-        iface,
-        "providers,configurators,routers",
-        "loadbalance=roundrobin",
-    );
-    let dir = RegistryDirectory::subscribe(
-        registry.clone(),
-        consumer,
-        factory.clone(),
-        DirectoryOptions::default(),
-    )
-    .await
-    .unwrap();
+    let (_factory, dir) = RecordingFactory::subscribe(registry.clone(), iface).await;
     let call = Invocation::new("sayHello");
     tests::eventually("three providers", T, || {
         let ok = ports(&dir, &call) == PORTS;
@@ -434,6 +382,21 @@ async fn rules_e2e_on_zookeeper_written_by_kazoo() {
 /// dataId = key, group `dubbo`), read by `registry_nacos::NacosConfigCenter` over gRPC.
 mod nacos {
     use super::*;
+
+    /// The Nacos registry and config centre (gRPC) of namespace `ns` on the server `addr`.
+    async fn registry_and_config_center(
+        addr: &str,
+        ns: &str,
+    ) -> (Arc<dyn Registry>, SharedConfigCenter) {
+        let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
+        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
+        let cc: SharedConfigCenter = Arc::new(
+            registry_nacos::NacosConfigCenter::connect(&url)
+                .await
+                .unwrap(),
+        );
+        (registry, cc)
+    }
 
     struct OpenApi {
         http: reqwest::Client,
@@ -632,13 +595,7 @@ asyncio.run(main())
         let Some(writer) = NacosSdk::start(&addr, &ns).await else {
             return;
         };
-        let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
-        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
-        let cc: SharedConfigCenter = Arc::new(
-            registry_nacos::NacosConfigCenter::connect(&url)
-                .await
-                .unwrap(),
-        );
+        let (registry, cc) = registry_and_config_center(&addr, &ns).await;
         scenario(registry, cc, &writer, "org.rules.NacosSdkSvc").await;
     }
 
@@ -648,13 +605,7 @@ asyncio.run(main())
             return;
         };
         let ns = tests::unique("rules-nacos");
-        let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
-        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
-        let cc: SharedConfigCenter = Arc::new(
-            registry_nacos::NacosConfigCenter::connect(&url)
-                .await
-                .unwrap(),
-        );
+        let (registry, cc) = registry_and_config_center(&addr, &ns).await;
         let writer = OpenApi {
             http: reqwest::Client::new(),
             base: format!("http://{addr}"),

@@ -1,7 +1,8 @@
 //! ZooKeeper failure handling against real servers: forced session expiry, `kill -9` of a
 //! standalone server and restart (on its own port, never the shared one), and losing the
 //! leader of a 3-node ensemble. The subscriber must never see an empty push caused by the
-//! failure, and must converge afterwards.
+//! failure, and must converge afterwards. The killed standalone server listens on
+//! `DUBBO_TEST_ZK_KILL9_PORT` (default 2191).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -38,6 +39,38 @@ fn assert_never_empty(w: &Watch, what: &str) {
     );
 }
 
+/// Connects a provider and a consumer registry on `url`, registers provider A (port 20001)
+/// and waits until the consumer's watch of `iface` sees it.
+async fn provider_a_watched(
+    url: &Url,
+    iface: &str,
+) -> (ZookeeperRegistry, ZookeeperRegistry, Watch) {
+    let p = ZookeeperRegistry::connect(url).await.unwrap();
+    let c = ZookeeperRegistry::connect(url).await.unwrap();
+    let a = provider_url(iface, 20001, "");
+    p.register(&a).await.unwrap();
+    let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
+    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
+        .await;
+    (p, c, w)
+}
+
+/// Applies notifications until the consumer sees `n` providers, panicking after `within`,
+/// and asserts after every tick that no providers push was `empty://` (`after` names the
+/// failure the watch is recovering from).
+async fn converge_never_empty(w: &mut Watch, n: usize, within: Duration, after: &str) {
+    let deadline = Instant::now() + within;
+    while w.addresses("providers").len() != n {
+        assert!(
+            Instant::now() < deadline,
+            "no convergence after {after}: {w:?}"
+        );
+        let _ =
+            tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
+        assert_never_empty(w, &format!("after {after}"));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zk_session_expiry_restores_registrations_and_subscriptions() {
     let Some(addr) = tests::zk_addr("zk_session_expiry") else {
@@ -46,14 +79,8 @@ async fn zk_session_expiry_restores_registrations_and_subscriptions() {
     let root = tests::unique("zk-expiry");
     let url = registry_url(&addr, &root, 10_000);
     let iface = "org.zk.Expiry";
-    let p = ZookeeperRegistry::connect(&url).await.unwrap();
-    let c = ZookeeperRegistry::connect(&url).await.unwrap();
+    let (p, c, mut w) = provider_a_watched(&url, iface).await;
     let other = ZookeeperRegistry::connect(&url).await.unwrap();
-    let a = provider_url(iface, 20001, "");
-    p.register(&a).await.unwrap();
-    let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
-    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
-        .await;
 
     // Expire the provider's session: its node vanishes, then comes back with the new session.
     let gen = *p.backend_generation().borrow();
@@ -143,22 +170,19 @@ async fn zk_kill9_and_restart_never_pushes_empty() {
         eprintln!("*** SKIPPED zk_kill9: DUBBO_TEST_SCRIPTS is not set ***");
         return;
     }
-    const PORT: u16 = 2191;
-    zk_script(&["start", &PORT.to_string()]);
-    let addr = format!("127.0.0.1:{PORT}");
+    let port: u16 = std::env::var("DUBBO_TEST_ZK_KILL9_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(2191);
+    zk_script(&["start", &port.to_string()]);
+    let addr = format!("127.0.0.1:{port}");
     let root = tests::unique("zk-kill9");
     let url = registry_url(&addr, &root, 30_000);
     let iface = "org.zk.Kill9";
-    let p = ZookeeperRegistry::connect(&url).await.unwrap();
-    let c = ZookeeperRegistry::connect(&url).await.unwrap();
-    let a = provider_url(iface, 20001, "");
-    p.register(&a).await.unwrap();
-    let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
-    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
-        .await;
+    let (p, c, mut w) = provider_a_watched(&url, iface).await;
 
     let epoch = c.backend().connection_epoch();
-    kill9(PORT);
+    kill9(port);
     tests::eventually("consumer sees the outage", T, || async {
         (!c.is_available()).then_some(())
     })
@@ -166,7 +190,7 @@ async fn zk_kill9_and_restart_never_pushes_empty() {
     // While down: nothing may blank the list.
     let _ = tokio::time::timeout(Duration::from_secs(2), w.until("nothing", T, |_| false)).await;
     assert_never_empty(&w, "while down");
-    zk_script(&["start", &PORT.to_string()]);
+    zk_script(&["start", &port.to_string()]);
     tests::eventually("consumer reconnected", T, || async {
         (c.is_available() && c.backend().connection_epoch() > epoch).then_some(())
     })
@@ -176,20 +200,11 @@ async fn zk_kill9_and_restart_never_pushes_empty() {
         p.register(&b).await.ok()
     })
     .await;
-    let deadline = Instant::now() + T;
-    while w.addresses("providers").len() != 2 {
-        assert!(
-            Instant::now() < deadline,
-            "no convergence after restart: {w:?}"
-        );
-        let _ =
-            tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
-        assert_never_empty(&w, "after restart");
-    }
+    converge_never_empty(&mut w, 2, T, "restart").await;
     assert_never_empty(&w, "end");
     p.destroy().await;
     c.destroy().await;
-    zk_script(&["stop", &PORT.to_string()]);
+    zk_script(&["stop", &port.to_string()]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -209,13 +224,7 @@ async fn zk_ensemble_survives_losing_its_leader() {
     let root = tests::unique("zk-ensemble");
     let url = registry_url(&connect, &root, 20_000);
     let iface = "org.zk.Ensemble";
-    let p = ZookeeperRegistry::connect(&url).await.unwrap();
-    let c = ZookeeperRegistry::connect(&url).await.unwrap();
-    let a = provider_url(iface, 20001, "");
-    p.register(&a).await.unwrap();
-    let mut w = Watch::new(c.subscribe(&consumer(iface)).await.unwrap());
-    w.until("provider A", T, |w| w.addresses("providers").len() == 1)
-        .await;
+    let (p, c, mut w) = provider_a_watched(&url, iface).await;
 
     let leader = zk_script(&["leader", &base, "30"]).trim().to_owned();
     zk_script(&["member-kill", &leader]);
@@ -226,16 +235,7 @@ async fn zk_ensemble_survives_losing_its_leader() {
         || async { p.register(&b).await.ok() },
     )
     .await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while w.addresses("providers").len() != 2 {
-        assert!(
-            Instant::now() < deadline,
-            "no convergence after leader loss: {w:?}"
-        );
-        let _ =
-            tokio::time::timeout(Duration::from_millis(500), w.until("tick", T, |_| false)).await;
-        assert_never_empty(&w, "after leader loss");
-    }
+    converge_never_empty(&mut w, 2, Duration::from_secs(60), "leader loss").await;
     p.destroy().await;
     c.destroy().await;
     zk_script(&["member-start", &leader]);

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use invoker::rpc::Invocation;
 use registry_core::Url;
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -18,6 +20,17 @@ pub const SERVICE: &str = "org.apache.dubbo.demo.DemoService";
 pub const METHODS: &str = "sayHello,whoami,add,addLong,echo,describe,attachments,sleep,hang,getUser,\
 echoUser,users,fail,failWithCause,bigString,now,nothing,oneways,accepted,heartbeats,readonly,writable,\
 dropConnections";
+
+/// An invocation of `method` with the declared parameter `types` (empty: inferred) and `args`.
+pub fn call(method: &str, types: &[&str], args: Vec<Value>) -> Invocation {
+    Invocation::new(method).with_arguments(types.iter().map(|t| t.to_string()).collect(), args)
+}
+
+/// `sayHello(String name)`, which every peer answers with `Hello <name>`.
+pub fn say_hello(name: &str) -> Invocation {
+    call("sayHello", &["java.lang.String"], vec![Value::from(name)])
+}
+
 const JAR: &str = "/usr/share/java/hessian-4.0.38.jar";
 
 fn repo() -> PathBuf {

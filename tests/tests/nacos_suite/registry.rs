@@ -11,6 +11,7 @@ use registry_core::{Registry, Url};
 use registry_nacos::nacos_registry;
 use serde_json::Value;
 use tests::contract::{consumer_url, provider_url, Watch};
+use tests::nacos::{http, iface};
 
 const T: Duration = Duration::from_secs(15);
 
@@ -22,10 +23,6 @@ fn registry(addr: &str, ns: &str, extra: &str) -> registry_nacos::NacosRegistry 
     ))
     .unwrap();
     nacos_registry(&url).unwrap()
-}
-
-fn http() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
 /// `instance/list` as stored (all instances), straight over HTTP.
@@ -64,18 +61,6 @@ async fn raw_services(addr: &str, ns: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-async fn watch(r: &impl Registry, consumer: &Url) -> Watch {
-    Watch::new(r.subscribe(consumer).await.expect("subscribe"))
-}
-
-fn set(items: &[&str]) -> std::collections::BTreeSet<String> {
-    items.iter().map(|s| (*s).to_owned()).collect()
-}
-
-fn iface(tag: &str) -> String {
-    tests::unique(&format!("org.nacos.{tag}")).replace('-', "_")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_and_metadata_are_stored_as_dubbo_does() {
     let Some(addr) = tests::nacos_addr("names_and_metadata_are_stored_as_dubbo_does") else {
@@ -109,21 +94,17 @@ async fn names_and_metadata_are_stored_as_dubbo_does() {
     assert_eq!(md.len(), p.param_count() + 3);
 
     // The consumer sees it with the `$` name (encoded only on the wire).
-    let mut w = watch(&r, &consumer_url(&s, "providers", "version=1.0.0&group=g1")).await;
-    w.until("the provider", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20880"])
-    })
-    .await;
+    let mut w =
+        Watch::subscribe(&r, &consumer_url(&s, "providers", "version=1.0.0&group=g1")).await;
+    w.until_providers("the provider", T, &["127.0.0.1:20880"])
+        .await;
     let got = &w.latest("providers").unwrap()[0];
     assert_eq!(got.param("weight"), Some("7"));
     assert_eq!(got.path(), Some(s.as_str()));
 
     r.unregister(&p).await.unwrap();
     assert!(raw_hosts(&addr, &ns, &name).await.is_empty());
-    w.until("empty:// after unregister", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty:// after unregister", T).await;
     r.destroy().await;
 }
 
@@ -161,11 +142,9 @@ async fn compatible_name_only_when_opted_in() {
         ]
     );
     // The current-format subscriber sees the provider once.
-    let mut w = watch(&compat, &consumer_url(&s, "providers", "version=1.0.0")).await;
-    w.until("one provider", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20881"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&compat, &consumer_url(&s, "providers", "version=1.0.0")).await;
+    w.until_providers("one provider", T, &["127.0.0.1:20881"])
+        .await;
     assert_eq!(w.latest("providers").unwrap().len(), 1);
     compat.destroy().await;
     assert!(raw_hosts(&addr, &ns, &format!("providers:{s}:1.0.0"))
@@ -183,15 +162,13 @@ async fn wildcard_and_range_subscriptions_pick_up_new_services() {
     let s = iface("Scan");
     let c = registry(&addr, &ns, "");
     let p = registry(&addr, &ns, "");
-    let mut any_version = watch(&c, &consumer_url(&s, "providers", "version=*")).await;
-    let mut groups = watch(&c, &consumer_url(&s, "providers", "group=a,b&version=1")).await;
-    let mut any_group = watch(&c, &consumer_url(&s, "providers", "group=*&version=2")).await;
-    any_version
-        .until("empty first", T, |w| w.is_empty_marker("providers"))
-        .await;
-    groups
-        .until("empty first", T, |w| w.is_empty_marker("providers"))
-        .await;
+    let mut any_version = Watch::subscribe(&c, &consumer_url(&s, "providers", "version=*")).await;
+    let mut groups =
+        Watch::subscribe(&c, &consumer_url(&s, "providers", "group=a,b&version=1")).await;
+    let mut any_group =
+        Watch::subscribe(&c, &consumer_url(&s, "providers", "group=*&version=2")).await;
+    any_version.until_no_providers("empty first", T).await;
+    groups.until_no_providers("empty first", T).await;
 
     // Registered after subscribing: found by the periodic service-list re-scan.
     p.register(&provider_url(&s, 20001, "version=1"))
@@ -207,50 +184,57 @@ async fn wildcard_and_range_subscriptions_pick_up_new_services() {
         .await
         .unwrap();
     any_version
-        .until(
+        .until_providers(
             "version=* sees the ungrouped provider of every version",
             T,
-            |w| w.addresses("providers") == set(&["127.0.0.1:20001"]),
+            &["127.0.0.1:20001"],
         )
         .await;
     groups
-        .until("group=a,b&version=1 sees b:1 only", T, |w| {
-            w.addresses("providers") == set(&["127.0.0.1:20003"])
-        })
+        .until_providers("group=a,b&version=1 sees b:1 only", T, &["127.0.0.1:20003"])
         .await;
     any_group
-        .until(
+        .until_providers(
             "group=*&version=2 sees a:2 (isCompatible over-accepts, isMatch filters)",
             T,
-            |w| w.addresses("providers") == set(&["127.0.0.1:20002"]),
+            &["127.0.0.1:20002"],
         )
         .await;
     p.destroy().await;
-    groups
-        .until("empty after destroy", T, |w| w.is_empty_marker("providers"))
-        .await;
+    groups.until_no_providers("empty after destroy", T).await;
     c.destroy().await;
 }
 
-/// Registers an instance by hand under `service` (persistent, so no beats are needed).
-async fn raw_register(addr: &str, ns: &str, service: &str, port: u16, metadata: &Value) {
+/// Sends `/nacos/v1/ns/instance` with `method` for the instance 127.0.0.1:`port` of `service`
+/// (query `params` added) and asserts that the server accepted it.
+async fn raw_instance(
+    method: reqwest::Method,
+    (addr, ns, service): (&str, &str, &str),
+    port: u16,
+    params: &[(&str, &str)],
+) {
     let port = port.to_string();
-    let md = metadata.to_string();
     let r = http()
-        .post(format!("http://{addr}/nacos/v1/ns/instance"))
+        .request(method, format!("http://{addr}/nacos/v1/ns/instance"))
         .query(&[
             ("serviceName", service),
             ("groupName", "DEFAULT_GROUP"),
             ("namespaceId", ns),
             ("ip", "127.0.0.1"),
             ("port", port.as_str()),
-            ("ephemeral", "false"),
-            ("metadata", md.as_str()),
         ])
+        .query(params)
         .send()
         .await
         .unwrap();
     assert!(r.status().is_success(), "{:?}", r.text().await);
+}
+
+/// Registers an instance by hand under `service` (persistent, so no beats are needed).
+async fn raw_register(addr: &str, ns: &str, service: &str, port: u16, metadata: &Value) {
+    let md = metadata.to_string();
+    let params = [("ephemeral", "false"), ("metadata", md.as_str())];
+    raw_instance(reqwest::Method::POST, (addr, ns, service), port, &params).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -267,50 +251,29 @@ async fn legacy_names_only_when_opted_in() {
     raw_register(&addr, &ns, &format!("providers:{s}:1.0.0"), 20990, &md).await;
     let consumer = consumer_url(&s, "providers", "version=1.0.0");
     let default = registry(&addr, &ns, "");
-    let mut w = watch(&default, &consumer).await;
-    w.until("empty:// (3.3 does not subscribe legacy names)", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    let mut w = Watch::subscribe(&default, &consumer).await;
+    w.until_no_providers("empty:// (3.3 does not subscribe legacy names)", T)
+        .await;
     let legacy = registry(&addr, &ns, "&nacos.subscribe.legacy-name=true");
-    let mut l = watch(&legacy, &consumer).await;
-    l.until("legacy provider", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20990"])
-    })
-    .await;
+    let mut l = Watch::subscribe(&legacy, &consumer).await;
+    l.until_providers("legacy provider", T, &["127.0.0.1:20990"])
+        .await;
     // Both formats together: current + legacy are aggregated.
     default
         .register(&provider_url(&s, 20991, "version=1.0.0"))
         .await
         .unwrap();
-    l.until("both", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20990", "127.0.0.1:20991"])
-    })
-    .await;
-    w.until("current only", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20991"])
-    })
-    .await;
+    l.until_providers("both", T, &["127.0.0.1:20990", "127.0.0.1:20991"])
+        .await;
+    w.until_providers("current only", T, &["127.0.0.1:20991"])
+        .await;
     default.destroy().await;
     legacy.destroy().await;
 }
 
 async fn set_enabled(addr: &str, ns: &str, service: &str, port: u16, enabled: bool) {
-    let port = port.to_string();
-    let r = http()
-        .put(format!("http://{addr}/nacos/v1/ns/instance"))
-        .query(&[
-            ("serviceName", service),
-            ("groupName", "DEFAULT_GROUP"),
-            ("namespaceId", ns),
-            ("ip", "127.0.0.1"),
-            ("port", port.as_str()),
-            ("enabled", if enabled { "true" } else { "false" }),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert!(r.status().is_success(), "{:?}", r.text().await);
+    let params = [("enabled", if enabled { "true" } else { "false" })];
+    raw_instance(reqwest::Method::PUT, (addr, ns, service), port, &params).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -323,27 +286,19 @@ async fn disabled_instances_are_not_notified() {
     let r = registry(&addr, &ns, "");
     r.register(&provider_url(&s, 20011, "")).await.unwrap();
     r.register(&provider_url(&s, 20012, "")).await.unwrap();
-    let mut w = watch(&r, &consumer_url(&s, "providers", "")).await;
-    w.until("both", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20011", "127.0.0.1:20012"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&r, &consumer_url(&s, "providers", "")).await;
+    w.until_providers("both", T, &["127.0.0.1:20011", "127.0.0.1:20012"])
+        .await;
     let name = format!("providers:{s}::");
     set_enabled(&addr, &ns, &name, 20012, false).await;
-    w.until("the disabled one is gone", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20011"])
-    })
-    .await;
+    w.until_providers("the disabled one is gone", T, &["127.0.0.1:20011"])
+        .await;
     set_enabled(&addr, &ns, &name, 20011, false).await;
-    w.until("empty:// when all are disabled", T, |w| {
-        w.is_empty_marker("providers")
-    })
-    .await;
+    w.until_no_providers("empty:// when all are disabled", T)
+        .await;
     set_enabled(&addr, &ns, &name, 20012, true).await;
-    w.until("back when enabled", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20012"])
-    })
-    .await;
+    w.until_providers("back when enabled", T, &["127.0.0.1:20012"])
+        .await;
     r.destroy().await;
 }
 
@@ -361,16 +316,11 @@ async fn namespaces_never_see_each_other() {
     let consumer = consumer_url(&s, "providers", "");
     let wildcard = consumer_url(&s, "providers", "version=*&group=*");
     for (r, port) in [(&a, "127.0.0.1:20021"), (&b, "127.0.0.1:20022")] {
-        let mut w = watch(r, &consumer).await;
-        w.until("own namespace only", T, |w| {
-            w.addresses("providers") == set(&[port])
-        })
-        .await;
-        let mut x = watch(r, &wildcard).await;
-        x.until("own namespace only (scan)", T, |w| {
-            w.addresses("providers") == set(&[port])
-        })
-        .await;
+        let mut w = Watch::subscribe(r, &consumer).await;
+        w.until_providers("own namespace only", T, &[port]).await;
+        let mut x = Watch::subscribe(r, &wildcard).await;
+        x.until_providers("own namespace only (scan)", T, &[port])
+            .await;
         let found: Vec<String> = r
             .lookup(&consumer)
             .await
@@ -403,11 +353,9 @@ async fn failover_to_a_backup_server() {
     .unwrap();
     let r = nacos_registry(&url).unwrap();
     r.register(&provider_url(&s, 20031, "")).await.unwrap();
-    let mut w = watch(&r, &consumer_url(&s, "providers", "")).await;
-    w.until("provider via the backup", T, |w| {
-        w.addresses("providers") == set(&["127.0.0.1:20031"])
-    })
-    .await;
+    let mut w = Watch::subscribe(&r, &consumer_url(&s, "providers", "")).await;
+    w.until_providers("provider via the backup", T, &["127.0.0.1:20031"])
+        .await;
     assert!(r.is_available());
     r.destroy().await;
 }
@@ -441,7 +389,7 @@ async fn consumers_are_registered_only_when_asked() {
         "admin://127.0.0.1/*?interface=*&category=consumers&version=*&group=*&check=false",
     )
     .unwrap();
-    let mut w = watch(&r, &any).await;
+    let mut w = Watch::subscribe(&r, &any).await;
     w.until("the consumer registration", T, |w| {
         w.latest("consumers")
             .is_some_and(|l| l.len() == 1 && l[0].protocol() == Some("consumer"))
@@ -467,7 +415,7 @@ async fn the_service_list_scan_reads_every_page() {
         want.insert(format!("127.0.0.1:{}", 21000 + v));
     }
     assert_eq!(raw_services(&addr, &ns).await.len(), 130);
-    let mut w = watch(&r, &consumer_url(&s, "providers", "version=*")).await;
+    let mut w = Watch::subscribe(&r, &consumer_url(&s, "providers", "version=*")).await;
     w.until("all 130 versions", T, |w| w.addresses("providers") == want)
         .await;
     r.destroy().await;
