@@ -173,7 +173,12 @@ mod tests {
         assert_eq!(status(Code::Unimplemented), RpcErrorCode::MethodNotFound);
         assert_eq!(RpcErrorCode::MethodNotFound.as_i32(), 11);
         assert_eq!(RpcErrorCode::from_i32(11), RpcErrorCode::MethodNotFound);
-        for other in [Code::Unknown, Code::Internal, Code::NotFound, Code::InvalidArgument] {
+        for other in [
+            Code::Unknown,
+            Code::Internal,
+            Code::NotFound,
+            Code::InvalidArgument,
+        ] {
             assert_eq!(status(other), RpcErrorCode::Unknown, "{other:?}");
         }
     }

@@ -24,7 +24,10 @@ pub async fn expire_session(connect_string: &str, session: SessionInfo) -> Resul
             // The session is gone: the expiry took.
             Err(_) => return Ok(()),
             Ok(c) => {
-                tracing::warn!(round, "the session is still alive after CloseSession; closing it again");
+                tracing::warn!(
+                    round,
+                    "the session is still alive after CloseSession; closing it again"
+                );
                 client = c;
             }
         }
