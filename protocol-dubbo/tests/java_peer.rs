@@ -410,9 +410,12 @@ async fn heartbeats_keep_an_idle_connection() {
     // Idleness is the input here: no call for 2 s (2.5 x the peer's idle limit).
     tokio::time::sleep(Duration::from_millis(2000)).await;
     assert!(inv.is_connected());
+    // 13 heartbeats are due in 2 s; a loaded machine delays timers, so ask for the fewest
+    // that can keep an 800 ms idle limit away for 2 s (one every < 800 ms: at least 2). The
+    // proof that they kept the connection is `accepted` below.
     let r = inv.invoke(&call("heartbeats", &[], vec![])).await.unwrap();
     assert!(
-        r.value.as_i64().unwrap() >= 5,
+        r.value.as_i64().unwrap() >= 2,
         "heartbeats seen by Java: {}",
         r.value
     );
