@@ -6,6 +6,9 @@ use zookeeper_client::{Client, SessionInfo};
 
 use crate::error::{Result, ZkError};
 
+/// How long one attach to a live session may take.
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// The ZooKeeper client crate, for tests that write raw znodes.
 pub use zookeeper_client as client;
 
@@ -14,29 +17,38 @@ pub use zookeeper_client as client;
 ///
 /// On a loaded machine the close is occasionally lost (the attach stalls, or the handle is
 /// dropped before CloseSession went out), so the expiry is checked: attaching once more must
-/// fail. If it succeeds the session is still alive, and that client closes it again (up to
-/// four rounds).
+/// be refused. If it succeeds the session is still alive, and that client closes it again; if
+/// it only times out, the owner is still holding the session, and the attach is tried again
+/// (up to four rounds).
 pub async fn expire_session(connect_string: &str, session: SessionInfo) -> Result<()> {
-    let mut client = attach(connect_string, &session, 4).await?;
+    // The session's owner reconnects at once when the server moves the session to our client,
+    // and moves it back: an attach can lose that race for a while. Many short tries win it.
+    let mut client = attach(connect_string, &session, 12).await?;
     for round in 1..=4 {
         close(client).await;
-        match attach(connect_string, &session, 1).await {
-            // The session is gone: the expiry took.
-            Err(_) => return Ok(()),
+        client = match attach(connect_string, &session, 1).await {
             Ok(c) => {
                 tracing::warn!(
                     round,
                     "the session is still alive after CloseSession; closing it again"
                 );
-                client = c;
+                c
             }
-        }
+            // No answer in time: the session is alive and its owner took it back.
+            Err(ZkError::NotConnected { .. }) => match attach(connect_string, &session, 12).await {
+                Ok(c) => c,
+                Err(e @ ZkError::NotConnected { .. }) => return Err(e),
+                Err(_) => return Ok(()),
+            },
+            // Refused (expired): the expiry took.
+            Err(_) => return Ok(()),
+        };
     }
     close(client).await;
     Ok(())
 }
 
-/// A second client on `session`, trying `attempts` times (5 s each).
+/// A second client on `session`, trying `attempts` times (2 s each).
 async fn attach(connect_string: &str, session: &SessionInfo, attempts: u32) -> Result<Client> {
     let mut attempt = 0;
     loop {
@@ -45,13 +57,13 @@ async fn attach(connect_string: &str, session: &SessionInfo, attempts: u32) -> R
             .with_session_timeout(Duration::from_secs(10))
             .with_session(session.clone())
             .connect(connect_string);
-        match tokio::time::timeout(Duration::from_secs(5), fut).await {
+        match tokio::time::timeout(ATTACH_TIMEOUT, fut).await {
             Ok(Ok(c)) => return Ok(c),
             Ok(Err(e)) if attempt >= attempts => return Err(ZkError::op("connect", "/", e)),
             Err(_) if attempt >= attempts => {
                 return Err(ZkError::NotConnected {
                     address: connect_string.to_owned(),
-                    timeout_ms: 5_000,
+                    timeout_ms: ATTACH_TIMEOUT.as_millis() as u64,
                 })
             }
             _ => tracing::warn!(
