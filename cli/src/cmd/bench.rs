@@ -11,11 +11,11 @@ use std::alloc::System;
 use std::hint::black_box;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use invoker::directory::bench_support::{self, NoopFactory};
 use invoker::invoker_set::InvokerSet;
-use invoker::loadbalance::{self, LoadBalance};
+use invoker::loadbalance;
 use invoker::rpc::{Invocation, InvokerFactory, SharedInvoker};
 use registry_core::Url;
 use serde_json::{json, Value};
@@ -83,20 +83,6 @@ fn calls() -> Vec<Invocation> {
         .collect()
 }
 
-fn run_selects(
-    lb: &dyn LoadBalance,
-    set: &InvokerSet,
-    calls: &[Invocation],
-    iters: usize,
-) -> usize {
-    let mut acc = 0usize;
-    let mask = calls.len() - 1;
-    for k in 0..iters {
-        acc = acc.wrapping_add(lb.select(set, black_box(&calls[k & mask])).unwrap_or(0));
-    }
-    black_box(acc)
-}
-
 fn measure_select(
     name: &'static str,
     set: &InvokerSet,
@@ -104,36 +90,19 @@ fn measure_select(
     budget: Duration,
 ) -> SelectRow {
     let lb = loadbalance::by_name(name);
-    // Warm up: builds rings, round-robin state, status arrays, scratch buffers.
-    run_selects(lb.as_ref(), set, calls, 2_000);
-    // Allocations per select over a fixed number of calls.
-    let n_alloc = 10_000;
-    let region = Region::new(GLOBAL);
-    run_selects(lb.as_ref(), set, calls, n_alloc);
-    let allocs = region.change().allocations + region.change().reallocations;
-    // Calibrate to ~1/16 of the budget per chunk, then keep the fastest chunk: on a shared
-    // machine the minimum filters out preemption by other processes.
-    let chunk_budget = budget / 16;
-    let mut iters = 256usize;
-    loop {
-        let start = Instant::now();
-        run_selects(lb.as_ref(), set, calls, iters);
-        if start.elapsed() >= chunk_budget / 4 || iters >= 1 << 26 {
-            break;
-        }
-        iters *= 2;
-    }
-    let mut best = f64::INFINITY;
-    for _ in 0..16 {
-        let start = Instant::now();
-        run_selects(lb.as_ref(), set, calls, iters);
-        best = best.min(start.elapsed().as_nanos() as f64 / iters as f64);
-    }
+    // `measure` warms up first (rings, round-robin state, status arrays, scratch buffers),
+    // then keeps the fastest chunk: on a shared machine the minimum filters out preemption.
+    let mask = calls.len() - 1;
+    let mut k = 0usize;
+    let (ns_per_op, allocs_per_op) = super::bench_measure::measure(GLOBAL, budget, || {
+        k = k.wrapping_add(1);
+        black_box(lb.select(set, black_box(&calls[k & mask])));
+    });
     SelectRow {
         lb: name,
         invokers: set.len(),
-        ns_per_op: best,
-        allocs_per_op: allocs as f64 / n_alloc as f64,
+        ns_per_op,
+        allocs_per_op,
     }
 }
 
