@@ -148,6 +148,37 @@ async fn tri_compressor_gzip_and_its_errors() {
     assert_eq!(o.json()["result"], json!({"message": "Hello z"}));
 }
 
+/// `--repeat` with 64 in flight on one connection, with write coalescing (the default) and
+/// without (`--tri-no-write-coalescing`): every call answers.
+#[tokio::test]
+async fn repeated_calls_with_and_without_write_coalescing() {
+    let Some(peer) = grpc_peer("cli write_coalescing", 0).await else {
+        return;
+    };
+    let target = format!("tri://{}", peer.addr());
+    let z = [r#"[{"name":"z"}]"#];
+    for extra in [&[][..], &["--tri-no-write-coalescing"][..]] {
+        let opts = [
+            &[
+                "--json",
+                "--repeat",
+                "3000",
+                "--concurrency",
+                "64",
+                "--timeout",
+                "5000",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let o = idl(&target, GREETER, "SayHello", &z, &opts).await;
+        assert_eq!(o.code, 0, "{extra:?}: {}", o.stderr);
+        let v = o.json();
+        assert_eq!(v["calls"], 3000, "{extra:?}: {v}");
+        assert_eq!(v["errors"], 0, "{extra:?}: {v}");
+    }
+}
+
 #[tokio::test]
 async fn wrapper_mode_and_business_exceptions() {
     let Some(peer) = grpc_peer("cli wrapper_mode", 0).await else {

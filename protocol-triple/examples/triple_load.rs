@@ -13,7 +13,8 @@
 //!     HOST:PORT CALLS CONCURRENCY [ROUNDS] [invoker,client,tonic]
 //! ```
 //! Prints one JSON line per (round, client): calls, concurrency, seconds, calls_per_sec,
-//! p50_us, p99_us. A warm-up of `min(CALLS, 2000)` calls precedes each client's first round.
+//! p50_us, p99_us. `TRIPLE_LOAD_COALESCE=0` turns the `client`'s write coalescing off (for
+//! before/after comparisons in one run). A warm-up of `min(CALLS, 2000)` calls precedes each client's first round.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -24,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use invoker::rpc::Invocation;
 use protocol_triple::{
-    IdlService, PayloadMode, ProtoSchema, TripleClient, TripleInvoker, TripleInvokerFactory,
+    ConnectionOptions, IdlService, PayloadMode, ProtoSchema, TripleClient, TripleInvoker,
+    TripleInvokerFactory,
 };
 use registry_core::Url;
 use serde_json::{json, Value};
@@ -84,9 +86,15 @@ impl LoadClient {
                     .with_arguments(vec![], vec![json!({"name": "bench"})]);
                 LoadClient::Invoker(inv, Arc::new(hello))
             }
-            "client" => LoadClient::Client(Arc::new(
-                TripleClient::new(&url).map_err(|e| e.to_string())?,
-            )),
+            "client" => {
+                let options = ConnectionOptions {
+                    write_coalescing: std::env::var("TRIPLE_LOAD_COALESCE").as_deref() != Ok("0"),
+                    ..ConnectionOptions::default()
+                };
+                LoadClient::Client(Arc::new(
+                    TripleClient::with_options(&url, options).map_err(|e| e.to_string())?,
+                ))
+            }
             "tonic" => {
                 let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
                     .map_err(|e| e.to_string())?

@@ -87,7 +87,7 @@ async fn exchange(
     body: Bytes,
     max_response: usize,
 ) -> Result<Reply, TripleError> {
-    let sender = conn.sender().await?;
+    let (sender, _in_flight) = conn.sender().await?;
     let mut sender = sender.ready().await.map_err(|e| h2_error(conn, e))?;
     let mut req = Request::post(uri)
         .body(())

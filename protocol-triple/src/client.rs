@@ -29,12 +29,20 @@ impl TripleClient {
     /// A client for the provider at `url` (`tri://host:port[?version=..&group=..]`).
     /// Errors: no host, or called outside a tokio runtime.
     pub fn new(url: &Url) -> Result<TripleClient, TripleError> {
+        Self::with_options(url, ConnectionOptions::default())
+    }
+
+    /// As [`TripleClient::new`], with the connection's HTTP/2 settings.
+    pub fn with_options(
+        url: &Url,
+        options: ConnectionOptions,
+    ) -> Result<TripleClient, TripleError> {
         let host = url
             .host()
             .filter(|h| !h.is_empty())
             .ok_or_else(|| TripleError::InvalidArgument(format!("{url} has no host")))?;
         let port = if url.port() > 0 { url.port() } else { 50051 };
-        let conn = Connection::open(&format!("{host}:{port}"), ConnectionOptions::default())?;
+        let conn = Connection::open(&format!("{host}:{port}"), options)?;
         Ok(TripleClient {
             conn,
             base: BaseHeaders::from_url(url),

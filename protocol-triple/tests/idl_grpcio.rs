@@ -325,6 +325,71 @@ async fn sixty_four_concurrent_calls_share_one_connection() {
     );
 }
 
+/// 64 callers re-issuing as fast as they can, so the connection coalesces writes (batches of
+/// up to 8 held requests), and winding down to one caller, so held requests must be released
+/// by calls ending and by the hold timer. A lost wake-up would leave a call waiting for its
+/// 5 s deadline; every call must instead succeed well inside it. Then a quick call behind 60
+/// slow ones, released only by the hold timer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coalesced_writes_under_load_lose_no_call() {
+    let Some(peer) = common::grpc_peer("coalesced_writes_under_load", 0).await else {
+        return;
+    };
+    let f = factory("tritest.Greeter");
+    let inv = invoker(&f, &peer.addr(), "&timeout=5000");
+    let workers = (0..64usize).map(|w| {
+        let inv = inv.clone();
+        tokio::spawn(async move {
+            let mut slowest = Duration::ZERO;
+            // Worker w makes w + 1 calls, so the number in flight falls from 64 to 1.
+            for i in 0..=w {
+                let started = Instant::now();
+                let c = if i % 16 == 15 {
+                    call("Slow", json!({"millis": 20}))
+                } else {
+                    call("SayHello", json!({"name": format!("w{w}c{i}")}))
+                };
+                let v = inv.call(&c).await.unwrap();
+                assert!(v["message"].is_string(), "{v}");
+                slowest = slowest.max(started.elapsed());
+            }
+            slowest
+        })
+    });
+    let mut slowest = Duration::ZERO;
+    for w in workers {
+        slowest = slowest.max(w.await.unwrap());
+    }
+    assert!(
+        slowest < Duration::from_secs(3),
+        "a call waited {slowest:?}"
+    );
+
+    // 60 slow calls fill the window, so a quick call's request is held (batch 7); no response
+    // will come for 3 s to release it, so only the hold timer can, within about a millisecond.
+    let slow: Vec<_> = (0..60)
+        .map(|_| {
+            let inv = inv.clone();
+            tokio::spawn(async move { inv.call(&call("Slow", json!({"millis": 3000}))).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await; // let them reach the peer
+    let started = Instant::now();
+    let v = inv
+        .call(&call("SayHello", json!({"name": "quick"})))
+        .await
+        .unwrap();
+    let quick = started.elapsed();
+    assert_eq!(v["message"], "Hello quick");
+    assert!(
+        quick < Duration::from_secs(1),
+        "the held request waited {quick:?}"
+    );
+    for s in slow {
+        s.await.unwrap().unwrap();
+    }
+}
+
 #[tokio::test]
 async fn provider_loss_turns_unavailable_and_reconnects() {
     let port = common::free_port();

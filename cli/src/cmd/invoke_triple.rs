@@ -14,6 +14,8 @@
 //!   `tri-header-convert` map when `k` has capitals; `k-bin=V` sends V's bytes base64).
 //! - `--tri-compressor gzip` compresses requests (`grpc-encoding` + the per-message flag);
 //!   compressed responses are always read.
+//! - `--tri-no-write-coalescing` writes every request at once (see
+//!   `ConnectionOptions::write_coalescing`).
 //! - Response headers and trailers that are not reserved become the result's attachments
 //!   (`"attachments"` in `--json`).
 
@@ -23,7 +25,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use invoker::rpc::InvokerFactory;
 use protocol_triple::compression::Encoding;
-use protocol_triple::{IdlService, PayloadMode, ProtoSchema, TripleInvokerFactory};
+use protocol_triple::{
+    ConnectionOptions, IdlService, PayloadMode, ProtoSchema, TripleInvokerFactory,
+};
 
 /// The Triple options of `invoke`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -37,6 +41,11 @@ pub struct TripleArgs {
     /// `dubbo.rpc.tri.compressor`).
     #[arg(long = "tri-compressor", value_name = "ENCODING")]
     pub compressor: Option<String>,
+    /// Write every tri:// request at once, never held for company (by default, with 16 or more
+    /// calls in flight on a connection, requests queued close together share one write, held
+    /// at most about a millisecond).
+    #[arg(long = "tri-no-write-coalescing")]
+    pub no_write_coalescing: bool,
 }
 
 /// The `tri` entry of the protocol table: IDL mode for SERVICE when `--proto` is given.
@@ -56,7 +65,11 @@ pub fn factory(t: &TripleArgs, service: &str) -> anyhow::Result<Arc<dyn InvokerF
         })?,
         None => Encoding::Identity,
     };
+    let options = ConnectionOptions {
+        write_coalescing: !t.no_write_coalescing,
+        ..ConnectionOptions::default()
+    };
     Ok(Arc::new(
-        TripleInvokerFactory::new(mode).with_request_compression(encoding),
+        TripleInvokerFactory::with_options(mode, options).with_request_compression(encoding),
     ))
 }

@@ -5,9 +5,10 @@ usage: grpc_aio_peer.py PORT
     PORT 0 = any free port; prints "PORT <n>" when serving.
 
 The test peer (grpc_peer.py) is a thread-pool server (80 threads sharing the GIL): with many
-calls in flight its time goes to thread switches, and how fast a client re-issues calls decides
-how many of its threads compete. This one handles every call on a single asyncio loop, so the
-server's cost per call does not depend on the client's pace. It answers like the test peer:
+calls in flight its time goes to thread switches among them. This one handles every call on a
+single asyncio loop (grpc's C-core still reads and writes on its own threads), so no thread
+hand-offs depend on the client; what it pays per call still depends on how the requests
+arrive (one wake-up per segment). It answers like the test peer:
 HelloReply{message: "Hello " + name}, raw bytes in and out (no generated code needed).
 """
 import asyncio
