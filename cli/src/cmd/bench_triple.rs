@@ -13,7 +13,8 @@ use anyhow::Context;
 use invoker::rpc::Invocation;
 use protocol_triple::frame::{encode, FrameDecoder, PREFIX_LEN};
 use protocol_triple::{
-    BaseHeaders, IdlService, PayloadMode, ProtoSchema, TripleInvoker, TripleInvokerFactory,
+    BaseHeaders, ConnectionOptions, IdlService, PayloadMode, ProtoSchema, TripleInvoker,
+    TripleInvokerFactory,
 };
 use registry_core::Url;
 use serde_json::{json, Value};
@@ -130,28 +131,43 @@ async fn call_loop(
 }
 
 /// The call-loop rows against `addr`: 1 and 64 in flight, plus allocations per call (the
-/// whole process, connection task included) with 1 in flight.
+/// whole process, connection task included) with 1 in flight, and 64 in flight again on a
+/// connection with write coalescing off (`"write_coalescing": false`), for a same-run
+/// comparison.
 pub fn calls(
     global: &'static StatsAlloc<System>,
     addr: &str,
     quick: bool,
 ) -> anyhow::Result<Value> {
     let rt = super::runtime()?;
-    let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
-        schema: schema()?,
-        service: "tritest.Greeter".into(),
-    }));
+    let factory = |write_coalescing: bool| -> anyhow::Result<TripleInvokerFactory> {
+        let options = ConnectionOptions {
+            write_coalescing,
+            ..ConnectionOptions::default()
+        };
+        Ok(TripleInvokerFactory::with_options(
+            PayloadMode::Idl(IdlService {
+                schema: schema()?,
+                service: "tritest.Greeter".into(),
+            }),
+            options,
+        ))
+    };
+    let (on, off) = (factory(true)?, factory(false)?);
     let url = Url::parse(&format!(
         "tri://{addr}/tritest.Greeter?interface=tritest.Greeter&timeout=10000"
     ))?;
-    // The connection task is spawned on the runtime the invoker is made in.
+    // The connection tasks are spawned on the runtime the invokers are made in.
     let _guard = rt.enter();
-    let inv = f.refer_triple(&url)?;
+    let inv = on.refer_triple(&url)?;
+    let plain = off.refer_triple(&url)?;
     let hello = Invocation::new("SayHello").with_arguments(vec![], vec![json!({"name": "bench"})]);
     rt.block_on(async {
-        inv.call(&hello)
-            .await
-            .with_context(|| format!("--triple-peer {addr}: SayHello"))?;
+        for i in [&inv, &plain] {
+            i.call(&hello)
+                .await
+                .with_context(|| format!("--triple-peer {addr}: SayHello"))?;
+        }
         let (n1, n64) = if quick { (500, 2_000) } else { (5_000, 20_000) };
         call_loop(&inv, &hello, n1.min(1_000), 1).await;
         let region = Region::new(global);
@@ -162,7 +178,12 @@ pub fn calls(
         let allocs = (s.allocations + s.reallocations) as f64 / 200.0;
         let mut one = call_loop(&inv, &hello, n1, 1).await;
         one["allocs_per_call"] = json!(allocs);
-        let many = call_loop(&inv, &hello, n64, 64).await;
-        Ok(json!([one, many]))
+        one["write_coalescing"] = json!(true);
+        let mut many = call_loop(&inv, &hello, n64, 64).await;
+        many["write_coalescing"] = json!(true);
+        call_loop(&plain, &hello, n1.min(1_000), 16).await;
+        let mut many_plain = call_loop(&plain, &hello, n64, 64).await;
+        many_plain["write_coalescing"] = json!(false);
+        Ok(json!([one, many, many_plain]))
     })
 }
