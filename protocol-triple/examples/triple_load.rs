@@ -14,7 +14,8 @@
 //! ```
 //! Prints one JSON line per (round, client): calls, concurrency, seconds, calls_per_sec,
 //! p50_us, p99_us. `TRIPLE_LOAD_COALESCE=0` turns the `client`'s write coalescing off (for
-//! before/after comparisons in one run). A warm-up of `min(CALLS, 2000)` calls precedes each client's first round.
+//! before/after comparisons in one run). A warm-up of `min(CALLS, 2000)` calls precedes each
+//! client's first round.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 

@@ -40,11 +40,11 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 /// The longest a request is held for company.
-pub(crate) const HOLD_MAX: Duration = Duration::from_micros(500);
+const HOLD_MAX: Duration = Duration::from_micros(500);
 /// Calls in flight per held request: the batch is `in_flight / HOLD_DIVISOR`.
-pub(crate) const HOLD_DIVISOR: usize = 8;
+const HOLD_DIVISOR: usize = 8;
 /// Bytes buffered at most; a write that would pass it flushes and goes straight through.
-pub(crate) const BUFFER_MAX: usize = 64 * 1024;
+const BUFFER_MAX: usize = 64 * 1024;
 
 const FRAME_HEADER: usize = 9;
 const PREFACE_LEN: usize = 24;
@@ -72,6 +72,11 @@ impl FlushGate {
         }
     }
 
+    /// Calls on this connection that have begun and not ended.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
     /// Counts a call as in flight until the guard drops.
     pub(crate) fn begin(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -82,7 +87,7 @@ impl FlushGate {
         if !self.enabled {
             return 0;
         }
-        self.in_flight.load(Ordering::Relaxed) / HOLD_DIVISOR
+        self.in_flight() / HOLD_DIVISOR
     }
 
     fn hold(&self, waker: &Waker) {
@@ -245,21 +250,11 @@ impl<T: AsyncRead + Unpin> AsyncRead for CoalescingIo<T> {
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for CoalescingIo<T> {
     fn poll_write(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        if this.buf.len() + data.len() <= BUFFER_MAX {
-            this.buf.extend_from_slice(data);
-            this.scan.scan(data);
-            return Poll::Ready(Ok(data.len()));
-        }
-        std::task::ready!(this.poll_drain(cx))?;
-        let n = std::task::ready!(Pin::new(&mut this.inner).poll_write(cx, data))?;
-        this.scan.scan(&data[..n]);
-        this.scan.flushed();
-        Poll::Ready(Ok(n))
+        self.poll_write_vectored(cx, &[IoSlice::new(data)])
     }
 
     fn poll_write_vectored(

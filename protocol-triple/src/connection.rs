@@ -120,6 +120,15 @@ impl Connection {
         matches!(&*self.state.borrow(), State::Ready(..))
     }
 
+    /// Calls in flight on the current HTTP/2 connection (begun and not ended; 0 while not
+    /// connected). For metrics; write coalescing sizes its batches from it.
+    pub fn in_flight(&self) -> usize {
+        match &*self.state.borrow() {
+            State::Ready(_, gate) => gate.in_flight(),
+            _ => 0,
+        }
+    }
+
     /// Closes the connection and stops reconnecting. Idempotent.
     pub fn close(&self) {
         self.cancel.cancel();

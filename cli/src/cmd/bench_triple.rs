@@ -140,20 +140,19 @@ pub fn calls(
     quick: bool,
 ) -> anyhow::Result<Value> {
     let rt = super::runtime()?;
-    let factory = |write_coalescing: bool| -> anyhow::Result<TripleInvokerFactory> {
+    let schema = schema()?;
+    let factory = |write_coalescing: bool| {
         let options = ConnectionOptions {
             write_coalescing,
             ..ConnectionOptions::default()
         };
-        Ok(TripleInvokerFactory::with_options(
-            PayloadMode::Idl(IdlService {
-                schema: schema()?,
-                service: "tritest.Greeter".into(),
-            }),
-            options,
-        ))
+        let service = IdlService {
+            schema: schema.clone(),
+            service: "tritest.Greeter".into(),
+        };
+        TripleInvokerFactory::with_options(PayloadMode::Idl(service), options)
     };
-    let (on, off) = (factory(true)?, factory(false)?);
+    let (on, off) = (factory(true), factory(false));
     let url = Url::parse(&format!(
         "tri://{addr}/tritest.Greeter?interface=tritest.Greeter&timeout=10000"
     ))?;
