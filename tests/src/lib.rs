@@ -7,6 +7,7 @@
 //! failure.
 
 pub mod contract;
+pub mod hostile;
 pub mod nacos;
 pub mod proxy;
 pub mod recording;

@@ -26,6 +26,8 @@ use registry_core::Url;
 use serde_json::{json, Value};
 
 use crate::registry_factory::{self, REGISTRY_URL_HELP};
+use crate::safe_text::{escape, escape_keep_lines};
+use registry_core::url::secret::redact;
 
 /// Registry URL schemes (anything else is a provider URL).
 const REGISTRY_PROTOCOLS: &[&str] = &["zookeeper", "nacos", "memory"];
@@ -36,14 +38,23 @@ const DEFAULT_RETRIES: i64 = 2;
 #[derive(Debug, clap::Args)]
 #[command(after_help = REGISTRY_URL_HELP)]
 pub struct Args {
-    /// A registry URL (zookeeper://127.0.0.1:2181, nacos://127.0.0.1:8848, ...) or a provider
-    /// URL `dubbo://host:port[/SERVICE][?params]`.
+    /// TARGET: a registry URL (zookeeper://127.0.0.1:2181, nacos://127.0.0.1:8848, ...) or a
+    /// provider URL `dubbo://host:port[/SERVICE][?params]`; when the first argument is not a
+    /// URL, TARGET is left out and the registry comes from --registry-file or
+    /// $DUBBO_REGISTRY. SERVICE: the service interface, e.g.
+    /// org.apache.dubbo.demo.DemoService. METHOD: the method name. ARGS_JSON: the arguments,
+    /// a JSON array (default []).
+    #[arg(value_names = ["TARGET", "SERVICE", "METHOD", "ARGS_JSON"], num_args = 2..=4, required = true)]
+    positional: Vec<String>,
+    #[command(flatten)]
+    source: registry_factory::RegistrySource,
+    #[arg(skip)]
     target: String,
-    /// The service interface, e.g. org.apache.dubbo.demo.DemoService.
+    #[arg(skip)]
     service: String,
-    /// The method name.
+    #[arg(skip)]
     method: String,
-    /// The arguments, a JSON array (default []).
+    #[arg(skip)]
     args_json: Option<String>,
     /// Java parameter types in order: java.lang.String, int, long, double, boolean,
     /// java.util.List, java.util.Map or a class name (default: inferred from the JSON).
@@ -117,11 +128,39 @@ impl InvokerFactory for ProtocolFactory {
                 RpcErrorCode::Unknown,
                 format!(
                     "unsupported protocol {p:?} of provider {} (supported: {})",
-                    provider.to_identity_string(),
+                    provider.to_masked_identity_string(),
                     self.names().join(", ")
                 ),
             )),
         }
+    }
+}
+
+impl Args {
+    /// Sets TARGET, SERVICE, METHOD and ARGS_JSON from the positional arguments: TARGET is
+    /// the first when it is a URL (`://`), else the registry of `--registry-file` or
+    /// `$DUBBO_REGISTRY`.
+    fn resolve(&mut self) -> anyhow::Result<()> {
+        let mut rest = self.positional.clone();
+        if rest.first().is_some_and(|p| p.contains("://")) {
+            if self.source.file.is_some() {
+                bail!("the registry is given twice: as TARGET and by --registry-file");
+            }
+            self.target = rest.remove(0);
+        } else {
+            self.target = self.source.read()?;
+        }
+        let mut it = rest.into_iter();
+        let (Some(service), Some(method)) = (it.next(), it.next()) else {
+            bail!("expected [TARGET] SERVICE METHOD [ARGS_JSON]");
+        };
+        self.service = service;
+        self.method = method;
+        self.args_json = it.next();
+        if it.next().is_some() {
+            bail!("expected [TARGET] SERVICE METHOD [ARGS_JSON]: too many arguments");
+        }
+        Ok(())
     }
 }
 
@@ -212,8 +251,8 @@ fn consumer_url(a: &Args) -> Url {
 }
 
 fn provider_url(a: &Args) -> anyhow::Result<Url> {
-    let mut u =
-        Url::parse(&a.target).with_context(|| format!("invalid provider URL {:?}", a.target))?;
+    let mut u = Url::parse(&a.target)
+        .map_err(|e| anyhow!("invalid provider URL {:?}: {e}", redact(&a.target)))?;
     if u.path().is_none_or(str::is_empty) {
         u = u.with_path(&a.service);
     }
@@ -283,7 +322,13 @@ async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
         },
     )
     .await
-    .map_err(|e| anyhow!("subscribe to {} in {} failed: {e}", a.service, a.target))?;
+    .map_err(|e| {
+        anyhow!(
+            "subscribe to {} in {} failed: {e}",
+            a.service,
+            redact(&a.target)
+        )
+    })?;
     dir.wait_ready().await;
     let invoker = cluster::join(dir.clone() as Arc<dyn Directory>);
     Ok(Opened {
@@ -297,9 +342,13 @@ async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
 
 fn open_direct(a: &Args) -> anyhow::Result<Opened> {
     let url = provider_url(a)?;
-    let invoker = protocols(a)?
-        .refer(&url)
-        .map_err(|e| anyhow!("cannot refer {}: {}", url.to_identity_string(), e.message))?;
+    let invoker = protocols(a)?.refer(&url).map_err(|e| {
+        anyhow!(
+            "cannot refer {}: {}",
+            url.to_masked_identity_string(),
+            e.message
+        )
+    })?;
     Ok(Opened {
         invoker,
         provider: url.address(),
@@ -385,9 +434,11 @@ async fn load(
 }
 
 /// Runs the call and prints its outcome; exit 0/1/2.
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.resolve()?;
     let inv = invocation(&a)?;
-    let target = Url::parse(&a.target).with_context(|| format!("invalid TARGET {:?}", a.target))?;
+    let target = Url::parse(&a.target)
+        .map_err(|e| anyhow!("invalid TARGET {:?}: {e}", redact(&a.target)))?;
     let is_registry = target
         .protocol()
         .is_some_and(|p| REGISTRY_PROTOCOLS.contains(&p));
@@ -445,7 +496,7 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
                 println!("{}", Value::Object(o));
             } else {
                 match &r.value {
-                    Value::String(s) => println!("{s}"),
+                    Value::String(s) => println!("{}", escape_keep_lines(s)),
                     v => println!("{}", serde_json::to_string_pretty(v).unwrap_or_default()),
                 }
                 eprintln!("(ok in {elapsed_ms:.1} ms)");
@@ -460,12 +511,22 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
                     json!({"exception": {"class": class, "message": e.message}, "elapsed_ms": (elapsed_ms * 1000.0).round() / 1000.0})
                 );
             } else {
-                println!("exception {class}: {}", e.message);
+                println!(
+                    "exception {}: {}",
+                    escape(&class),
+                    escape_keep_lines(&e.message)
+                );
             }
             ExitCode::from(1)
         }
         Err(e) => {
-            eprintln!("error: {} {}.{}: {e}", describe(&e), a.service, a.method);
+            eprintln!(
+                "error: {} {}.{}: {}",
+                describe(&e),
+                a.service,
+                a.method,
+                escape(&e.to_string())
+            );
             ExitCode::from(2)
         }
     }

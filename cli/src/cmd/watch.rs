@@ -29,7 +29,8 @@ pub struct Args {
 }
 
 /// Watches until Ctrl-C (exit 0) or until the registry ends the stream (exit 1).
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.filter.resolve()?;
     if a.route.method.is_some() {
         return super::route_view::watch(&a.filter, &a.route, a.json);
     }
@@ -42,7 +43,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 async fn watch(a: Args) -> anyhow::Result<ExitCode> {
     let consumer = a.filter.consumer()?;
-    let registry = registry_factory::connect(&a.filter.registry, a.filter.timeout()).await?;
+    let registry =
+        registry_factory::connect_read_only(&a.filter.registry, a.filter.timeout()).await?;
     let mut sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
         .await
         .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?

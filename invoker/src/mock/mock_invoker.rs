@@ -8,6 +8,7 @@ use registry_core::Url;
 use super::is_config_default;
 use super::registry::{MockRegistry, RegisteredImpl};
 use super::value::{parse_mock_value, JavaType};
+use super::value_cache::{MockValueCache, Outcome};
 use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult};
 
 const RETURN_PREFIX: &str = "return ";
@@ -63,6 +64,7 @@ pub struct MockInvoker {
     url: Url,
     interface: String,
     registry: Arc<MockRegistry>,
+    values: Option<Arc<MockValueCache>>,
 }
 
 impl MockInvoker {
@@ -72,7 +74,15 @@ impl MockInvoker {
             url,
             interface: interface.into(),
             registry,
+            values: None,
         }
+    }
+
+    /// Keeps the answers of `return`/`throw` mocks in `values` (read once per mock string
+    /// and return type, not per call).
+    pub fn with_value_cache(mut self, values: Arc<MockValueCache>) -> Self {
+        self.values = Some(values);
+        self
     }
 
     /// Runs the mock for one call without waiting: `return`, `throw` and synchronous impl
@@ -118,14 +128,38 @@ impl MockInvoker {
                 format!("mock can not be null. url :{}", self.url),
             ));
         };
-        let decoded = registry_core::codec::decode(raw)
-            .map_err(|e| RpcError::new(RpcErrorCode::Unknown, format!("bad mock {raw:?}: {e}")))?;
+        let outcome = match &self.values {
+            Some(cache) => cache.get_or(raw, invocation.return_type(), || {
+                self.read_value(raw, invocation)
+            }),
+            None => self.read_value(raw, invocation),
+        };
+        match outcome {
+            Some(Ok(r)) => Ok(Prepared::Value(r)),
+            Some(Err(e)) => Err(e),
+            None => self.impl_mock(raw),
+        }
+    }
+
+    /// The answer of a `return` or `throw` mock string (or the error of a bad one); `None`
+    /// for an impl mock.
+    fn read_value(&self, raw: &str, invocation: &Invocation) -> Outcome {
+        let method = invocation.real_method();
+        let decoded = match registry_core::codec::decode(raw) {
+            Ok(d) => d,
+            Err(e) => {
+                return Some(Err(RpcError::new(
+                    RpcErrorCode::Unknown,
+                    format!("bad mock {raw:?}: {e}"),
+                )))
+            }
+        };
         let mock = normalize_mock(Some(&decoded)).unwrap_or_default();
         if let Some(v) = mock.strip_prefix(RETURN_PREFIX) {
             let v = v.trim();
             let rt = invocation.return_type().map(JavaType::parse);
-            return match parse_mock_value(v, rt.as_ref()) {
-                Ok(value) => Ok(Prepared::Value(RpcResponse::new(value))),
+            return Some(match parse_mock_value(v, rt.as_ref()) {
+                Ok(value) => Ok(RpcResponse::new(value)),
                 Err(e) => Err(RpcError::new(
                     RpcErrorCode::Unknown,
                     format!(
@@ -133,23 +167,34 @@ impl MockInvoker {
                         self.url, e.message
                     ),
                 )),
-            };
+            });
         }
         if let Some(class) = mock.strip_prefix(THROW_PREFIX) {
             let class = class.trim();
             if class.is_empty() {
-                return Err(RpcError::new(RpcErrorCode::Unknown, MOCK_EXCEPTION_MESSAGE));
+                return Some(Err(RpcError::new(
+                    RpcErrorCode::Unknown,
+                    MOCK_EXCEPTION_MESSAGE,
+                )));
             }
             if self.registry.knows_exception(class) {
-                return Err(RpcError::biz(class, MOCK_EXCEPTION_MESSAGE));
+                return Some(Err(RpcError::biz(class, MOCK_EXCEPTION_MESSAGE)));
             }
-            return Err(RpcError::new(
+            return Some(Err(RpcError::new(
                 RpcErrorCode::Unknown,
                 format!(
                     "mock throw error :{class} argument error. Caused by java.lang.IllegalStateException: class not found: {class}"
                 ),
-            ));
+            )));
         }
+        None
+    }
+
+    /// The impl mock a mock string names (`default`/`true`: `<Interface>Mock`).
+    fn impl_mock(&self, raw: &str) -> Result<Prepared, RpcError> {
+        let decoded = registry_core::codec::decode(raw)
+            .map_err(|e| RpcError::new(RpcErrorCode::Unknown, format!("bad mock {raw:?}: {e}")))?;
+        let mock = normalize_mock(Some(&decoded)).unwrap_or_default();
         let class = if is_config_default(&mock) {
             format!("{}Mock", self.interface)
         } else {
