@@ -37,6 +37,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# cargo-deny (bans, licenses, duplicate versions, sources; checked at the end): pinned,
+# installed once into ~/.cargo/bin, built in the background meanwhile (it takes minutes).
+CARGO_DENY_VERSION=0.20.2
+DENY_LOG=$(mktemp -t cargo-deny-install.XXXXXX)
+if cargo deny --version 2>/dev/null | grep -qx "cargo-deny $CARGO_DENY_VERSION"; then
+    DENY_PID=
+else
+    log "installing cargo-deny $CARGO_DENY_VERSION in the background"
+    nice cargo install cargo-deny --locked --version "$CARGO_DENY_VERSION" >"$DENY_LOG" 2>&1 &
+    DENY_PID=$!
+fi
+
+# The hostile-input tests measure a child's peak memory with GNU time under a prlimit cap.
+if [[ ! -x /usr/bin/time || ! -x /usr/bin/prlimit ]]; then
+    log "installing time and util-linux (peak-memory measurements)"
+    apt-get install -y -q time util-linux >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q time util-linux >/dev/null; }
+fi
+
 # Build first (and rnacos in parallel on a fresh machine: it takes ~12 minutes).
 log "starting ZooKeeper on 127.0.0.1:$ZK_PORT"
 ZK_FRESH=1 bash scripts/zk-server.sh start "$ZK_PORT"
@@ -90,4 +108,9 @@ if [[ -f ../shared/conformance/dubbo-vectors-public.json ]]; then
 else
     log "no ../shared/conformance: skipping the conformance runner"
 fi
+log "cargo deny: bans, licenses, duplicate versions, sources (deny.toml)"
+if [[ -n "$DENY_PID" ]]; then
+    wait "$DENY_PID" || { cat "$DENY_LOG"; log "cargo-deny install failed"; exit 1; }
+fi
+cargo deny --locked check bans licenses sources
 log "all tests passed"

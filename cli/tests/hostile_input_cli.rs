@@ -261,7 +261,7 @@ async fn control_characters_and_secrets_never_reach_the_terminal() {
     };
     let (_zk, root) = setup(
         &addr,
-        "&x=%1B%5B2J%1B%5D0%3Bpwned%07&password=hunter2&token=t0k3n&secretKey=s3cr3t",
+        "&x=\x1b[2J\x1b]0 pwned\x07&password=hunter2&token=t0k3n&secretKey=s3cr3t",
     )
     .await;
     let reg = format!("zookeeper://{addr}?group={root}");

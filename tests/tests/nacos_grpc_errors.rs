@@ -456,8 +456,11 @@ async fn a_server_that_stops_reading_its_stream_cannot_hold_the_session() {
         fake.script
             .push(Some(payload("ClientDetectionRequest", body.as_bytes())));
     }
-    tests::eventually("a new connection", T, || async {
-        (fake.script.connections.load(Ordering::SeqCst) >= 2).then_some(())
+    let subscribes = fake.script.subscribes.load(Ordering::SeqCst);
+    tests::eventually("a new connection that subscribes again", T, || async {
+        (fake.script.connections.load(Ordering::SeqCst) >= 2
+            && fake.script.subscribes.load(Ordering::SeqCst) > subscribes)
+            .then_some(())
     })
     .await;
     fake.script.deaf.store(false, Ordering::SeqCst);

@@ -126,9 +126,12 @@ async fn run_async(a: Args) -> anyhow::Result<ExitCode> {
             t.resolve()?;
             let cc = center(&t).await?;
             let mut w = cc.watch(&t.key, &t.group).await?;
+            // One listener for the whole loop: a Ctrl-C between two values is not lost.
+            let ctrl_c = tokio::signal::ctrl_c();
+            tokio::pin!(ctrl_c);
             loop {
                 let next = tokio::select! {
-                    _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+                    _ = &mut ctrl_c => return Ok(ExitCode::SUCCESS),
                     v = w.next() => v,
                 };
                 match next {

@@ -189,9 +189,12 @@ pub fn watch(filter: &Filter, opts: &RouteOpts, json: bool) -> anyhow::Result<Ex
         let mut out = std::io::stdout();
         let mut last = None;
         let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
+        // One listener for the whole loop: a Ctrl-C between two ticks is not lost.
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
         loop {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => break,
+                _ = &mut ctrl_c => break,
                 _ = tick.tick() => {}
             }
             let now = survivors(&r.dir, &inv);

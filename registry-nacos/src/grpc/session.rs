@@ -150,6 +150,7 @@ impl Shared {
     }
 
     /// Commands waiting for the owner task.
+    #[cfg(test)]
     pub(crate) fn queued_commands(&self) -> usize {
         self.cmd.max_capacity() - self.cmd.capacity()
     }
