@@ -517,6 +517,15 @@ impl InvokerSet {
         index
     }
 
+    /// Number of method names with per-method state of their own in this set (counters and
+    /// least-key indexes; at most [`MAX_TRACKED_METHODS`] plus the overflow entry each).
+    pub fn tracked_methods(&self) -> usize {
+        self.method_statuses
+            .read()
+            .len()
+            .max(self.min_indexes.read().len())
+    }
+
     /// Runs `f` with the [`RpcStatus`] of every invoker for `method`, in list order. Built once
     /// per (set, method); no allocation after that.
     pub fn with_method_statuses<R>(

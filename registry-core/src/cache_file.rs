@@ -53,6 +53,7 @@ pub struct CacheFile {
     path: PathBuf,
     lock: bool,
     inner: Mutex<Entries>,
+    saves: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -107,6 +108,7 @@ impl CacheFile {
                 all,
                 own: BTreeSet::new(),
             }),
+            saves: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -218,7 +220,15 @@ impl CacheFile {
             let _ = std::fs::remove_file(&tmp);
             return Err(fail("write", e));
         }
-        sync_dir(dir).map_err(|e| fail("directory sync", e))
+        sync_dir(dir).map_err(|e| fail("directory sync", e))?;
+        self.saves
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Files written so far by this handle.
+    pub fn saves(&self) -> u64 {
+        self.saves.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

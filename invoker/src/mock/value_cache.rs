@@ -1,12 +1,13 @@
-//! [`MockValueCache`]: the answers of `return` and `throw` mocks, read once per mock string.
+//! [`MockValueCache`]: mock strings read once, not per call.
 //!
 //! Java decodes and parses the mock string (`URL.decode`, `normalizeMock`,
 //! `parseMockValue`: JSON for maps and lists) on every mocked call; under a degradation every
-//! call is mocked, so the parse would be paid per call. The outcome depends only on the raw
-//! `mock` value and the call's return type, so it is kept by that pair. Both come from
-//! outside (a provider or override URL, the caller's return type), so at most
-//! [`MOCK_CACHE_CAP`] outcomes are kept, each for a mock string of at most
-//! [`MOCK_CACHE_MAX_LEN`] bytes; others are parsed per call, as in Java.
+//! call is mocked, so the parse would be paid per call. What it yields depends only on the raw
+//! `mock` value and the call's return type, so it is kept by that pair; what depends on the
+//! mock registry (is a `throw` class known, which impl mock is registered) is still decided
+//! per call. Both keys come from outside (a provider or override URL, the caller's return
+//! type), so at most [`MOCK_CACHE_CAP`] are kept, each for a mock string of at most
+//! [`MOCK_CACHE_MAX_LEN`] bytes; others are read per call, as in Java.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,46 +16,88 @@ use rustc_hash::FxHashMap;
 
 use crate::rpc::{RpcError, RpcResponse};
 
+/// A mock string as read: decoded, normalized and, for `return`, its value parsed.
+#[derive(Debug, Clone)]
+pub(crate) enum Parsed {
+    /// `return <value>`: the answer.
+    Value(RpcResponse),
+    /// `return <value>` whose value does not fit the return type.
+    BadValue {
+        /// The value text.
+        value: String,
+        /// Why it does not parse.
+        reason: String,
+    },
+    /// `throw [class]` (class empty: the default mocked exception).
+    Throw(String),
+    /// An impl mock: the normalized text (`default` or a class name).
+    Impl(String),
+    /// Not decodable.
+    Bad(RpcError),
+}
+
 /// Most outcomes kept by one cache.
 pub const MOCK_CACHE_CAP: usize = 256;
 /// Longest mock string kept.
 pub const MOCK_CACHE_MAX_LEN: usize = 64 * 1024;
 
-/// A kept outcome: the answer of a `return` mock or the error of a `throw` (or bad) mock;
-/// `None` for an impl mock (its class name, looked up per call).
-pub(crate) type Outcome = Option<Result<RpcResponse, RpcError>>;
-
-/// The outcomes of mock strings by (raw value, return type).
+/// Mock strings as read, by (raw value, return type).
 #[derive(Debug, Default)]
 pub struct MockValueCache {
-    map: RwLock<FxHashMap<(Box<str>, Option<Box<str>>), Outcome>>,
+    /// By the hash of the pair (found without allocating), then compared.
+    map: RwLock<FxHashMap<u64, Vec<Entry>>>,
+    len: std::sync::atomic::AtomicUsize,
     parsed: AtomicU64,
 }
 
+#[derive(Debug)]
+struct Entry {
+    raw: Box<str>,
+    return_type: Option<Box<str>>,
+    parsed: Parsed,
+}
+
+fn key(raw: &str, return_type: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    raw.hash(&mut h);
+    return_type.hash(&mut h);
+    h.finish()
+}
+
 impl MockValueCache {
-    /// The outcome of (`raw`, `return_type`), computing it with `make` when not kept.
+    /// The reading of (`raw`, `return_type`), made with `make` when not kept.
     pub(crate) fn get_or(
         &self,
         raw: &str,
         return_type: Option<&str>,
-        make: impl FnOnce() -> Outcome,
-    ) -> Outcome {
-        if let Some(o) = self
-            .map
-            .read()
-            .get(&(Box::from(raw), return_type.map(Box::from)))
-        {
-            return o.clone();
+        make: impl FnOnce() -> Parsed,
+    ) -> Parsed {
+        let k = key(raw, return_type);
+        if let Some(e) = self.map.read().get(&k).and_then(|v| {
+            v.iter()
+                .find(|e| &*e.raw == raw && e.return_type.as_deref() == return_type)
+        }) {
+            return e.parsed.clone();
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
-        let o = make();
-        if raw.len() <= MOCK_CACHE_MAX_LEN {
+        let parsed = make();
+        if raw.len() <= MOCK_CACHE_MAX_LEN && self.len.load(Ordering::Relaxed) < MOCK_CACHE_CAP {
             let mut map = self.map.write();
-            if map.len() < MOCK_CACHE_CAP {
-                map.insert((Box::from(raw), return_type.map(Box::from)), o.clone());
+            let v = map.entry(k).or_default();
+            if !v
+                .iter()
+                .any(|e| &*e.raw == raw && e.return_type.as_deref() == return_type)
+            {
+                v.push(Entry {
+                    raw: Box::from(raw),
+                    return_type: return_type.map(Box::from),
+                    parsed: parsed.clone(),
+                });
+                self.len.fetch_add(1, Ordering::Relaxed);
             }
         }
-        o
+        parsed
     }
 
     /// How many mock strings were read (decoded and parsed) so far: once per distinct
