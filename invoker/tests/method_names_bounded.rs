@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 
 use invoker::invoker_set::InvokerSet;
-use invoker::rpc::{Invoker, SharedInvoker};
+use invoker::rpc::SharedInvoker;
 use invoker::status::{ServiceStatus, MAX_TRACKED_METHODS, OVERFLOW_METHOD};
 use support::*;
 

@@ -30,8 +30,11 @@ mod triple_frame;
 #[path = "../../fuzz/fuzz_targets/zk_child.rs"]
 mod zk_child;
 
+/// A fuzz target's entry point.
+type Entry = fn(&[u8]);
+
 /// Every target: (name, entry point).
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+const TARGETS: &[(&str, Entry)] = &[
     ("parse", parse::run),
     ("zk_child", zk_child::run),
     ("nacos_json", nacos_json::run),

@@ -182,7 +182,7 @@ impl RuleWatcher {
 /// What applying one value did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Applied {
-    Applied,
+    Done,
     /// Refused (the directory logged why); the previous rule stays.
     Refused,
     /// The directory is gone.
@@ -200,7 +200,7 @@ fn apply(dir: &RegistryDirectory, key: &str, target: &RuleTarget, value: Option<
     match r {
         Ok(()) => {
             tracing::debug!(key, deleted = value.is_none(), "governance rule applied");
-            Applied::Applied
+            Applied::Done
         }
         Err(crate::router::RouterError::Destroyed) => Applied::Gone,
         Err(_) => Applied::Refused,
