@@ -23,7 +23,7 @@
 //!   `<file>.lock`): a save holds an advisory lock (`flock`) on `<file>.lock` (created 0600),
 //!   re-reads the file under it and writes the other processes' entries as they are now with
 //!   this process's own entries over them, so consumers sharing one file do not erase each
-//!   other's services. A lock held elsewhere for more than about a second fails the save
+//!   other's services. A lock held elsewhere for more than [`LOCK_WAIT`] (5 s) fails the save
 //!   (the next save tries again). With `file-lock=false` no lock file is used and the last
 //!   writer wins with its own view (entries read at start-up are kept).
 //! - **How often**: [`crate::failback`] saves at most once per `file-save-interval` (ms,
@@ -45,7 +45,7 @@ use crate::url::Url;
 pub const COMMENT: &str = "Dubbo Registry Cache";
 
 /// How long a save waits for another process's lock before it fails.
-pub const LOCK_WAIT: Duration = Duration::from_secs(1);
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// The cache file of one registry.
 #[derive(Debug)]

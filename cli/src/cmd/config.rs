@@ -125,13 +125,13 @@ async fn run_async(a: Args) -> anyhow::Result<ExitCode> {
         Op::Watch(mut t) => {
             t.resolve()?;
             let cc = center(&t).await?;
-            let mut w = cc.watch(&t.key, &t.group).await?;
             // One listener for the whole loop: a Ctrl-C between two values is not lost.
-            let ctrl_c = tokio::signal::ctrl_c();
-            tokio::pin!(ctrl_c);
+            let mut interrupt = super::Interrupt::install().await;
+            let mut w = cc.watch(&t.key, &t.group).await?;
             loop {
                 let next = tokio::select! {
-                    _ = &mut ctrl_c => return Ok(ExitCode::SUCCESS),
+                    biased;
+                    _ = interrupt.wait() => return Ok(ExitCode::SUCCESS),
                     v = w.next() => v,
                 };
                 match next {

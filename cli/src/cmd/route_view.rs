@@ -184,17 +184,17 @@ pub fn list(filter: &Filter, opts: &RouteOpts, json: bool) -> anyhow::Result<Exi
 /// `watch --method`: prints the survivors, then again whenever they change, until Ctrl-C.
 pub fn watch(filter: &Filter, opts: &RouteOpts, json: bool) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
+        // One listener for the whole command: a Ctrl-C between two ticks is not lost.
+        let mut interrupt = super::Interrupt::install().await;
         let inv = opts.invocation()?;
         let r = open(filter, opts).await?;
         let mut out = std::io::stdout();
         let mut last = None;
         let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
-        // One listener for the whole loop: a Ctrl-C between two ticks is not lost.
-        let ctrl_c = tokio::signal::ctrl_c();
-        tokio::pin!(ctrl_c);
         loop {
             tokio::select! {
-                _ = &mut ctrl_c => break,
+                biased;
+                _ = interrupt.wait() => break,
                 _ = tick.tick() => {}
             }
             let now = survivors(&r.dir, &inv);

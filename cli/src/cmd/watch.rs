@@ -42,6 +42,7 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn watch(a: Args) -> anyhow::Result<ExitCode> {
+    let mut interrupt = super::Interrupt::install().await;
     let consumer = a.filter.consumer()?;
     let registry =
         registry_factory::connect_read_only(&a.filter.registry, a.filter.timeout()).await?;
@@ -50,13 +51,11 @@ async fn watch(a: Args) -> anyhow::Result<ExitCode> {
         .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
         .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
     let mut view = View::new(a.json);
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
     let code = loop {
         let n = tokio::select! {
             biased;
+            _ = interrupt.wait() => break ExitCode::SUCCESS,
             n = sub.next() => n,
-            _ = &mut ctrl_c => break ExitCode::SUCCESS,
         };
         let Some(n) = n else {
             eprintln!("registry ended the subscription");
