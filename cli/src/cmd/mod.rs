@@ -57,6 +57,8 @@ impl Interrupt {
 
 impl std::fmt::Debug for Interrupt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Interrupt").field("fired", &self.fired).finish()
+        f.debug_struct("Interrupt")
+            .field("fired", &self.fired)
+            .finish()
     }
 }
