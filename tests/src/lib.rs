@@ -8,6 +8,7 @@
 
 pub mod contract;
 pub mod nacos;
+pub mod peers;
 pub mod proxy;
 pub mod recording;
 

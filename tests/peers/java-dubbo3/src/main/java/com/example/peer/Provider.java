@@ -82,7 +82,8 @@ public final class Provider {
         bootstrap.protocols(protocols);
 
         List<ServiceConfig<?>> services = new ArrayList<>();
-        for (String s : a.get("services", "demo,echo,proto,greeter").split(",")) {
+        boolean tri = ports.containsKey("tri");
+        for (String s : a.get("services", tri ? "demo,echo,proto,greeter" : "demo,echo").split(",")) {
             switch (s) {
                 case "demo":
                     services.add(service(a, DemoService.class, new DemoServiceImpl()));
