@@ -216,3 +216,150 @@ async fn exceptions_attachments_timeouts_and_generic_behave_as_in_java() {
         );
     }
 }
+
+/// The registry URL of each registry the test servers offer, with a unique root/namespace.
+fn registries(test: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(zk) = tests::zk_addr(test) {
+        out.push(format!(
+            "zookeeper://{zk}?group={}",
+            tests::unique("jp-root")
+        ));
+    }
+    if let Some(nacos) = tests::nacos_addr(test) {
+        out.push(format!(
+            "nacos://{nacos}?namespace={}",
+            tests::unique("jp-ns")
+        ));
+    }
+    out
+}
+
+async fn connect(registry: &str) -> Arc<dyn registry_core::Registry> {
+    let url = Url::parse(registry).unwrap();
+    if registry.starts_with("zookeeper://") {
+        Arc::new(registry_zk::ZookeeperRegistry::connect(&url).await.unwrap())
+    } else {
+        Arc::new(registry_nacos::nacos_registry(&url).unwrap())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_zookeeper_and_nacos_invoke_reaches_each_protocol_of_a_java_provider() {
+    let test = "through_registries_invoke_reaches_each_protocol";
+    for registry in registries(test) {
+        let mut o = opts(test);
+        o.registry = Some(registry.clone());
+        let Some(p) = JavaProvider::start(test, &o).await else {
+            return;
+        };
+        for (proto, port) in [("dubbo", p.dubbo_port), ("tri", p.tri_port)] {
+            let base = [registry.as_str(), DEMO];
+            let flags = ["--version", "1.0.0", "--protocol", proto, "--json"];
+            let out = common::invoke_parts(&[&base, &["whoAmI", "[]"], &flags]).await;
+            assert_eq!(
+                out.code, 0,
+                "{registry} {proto}: {} / {}",
+                out.stdout, out.stderr
+            );
+            assert_eq!(
+                out.json()["result"],
+                json!(format!("{}@{proto}://127.0.0.1:{port}", o.app)),
+                "{registry}: --protocol {proto} picks that protocol's provider"
+            );
+            let out = common::invoke_parts(&[&base, &["getUser", r#"["reg"]"#], &flags]).await;
+            assert_eq!(
+                out.code, 0,
+                "{registry} {proto}: {} / {}",
+                out.stdout, out.stderr
+            );
+            assert_eq!(out.json()["result"], interop::full_user("reg"));
+            // The application's second interface, registered beside the first.
+            let out =
+                common::invoke_parts(&[&[registry.as_str(), ECHO, "echo", r#"["two"]"#], &flags])
+                    .await;
+            assert_eq!(
+                out.code, 0,
+                "{registry} {proto}: {} / {}",
+                out.stdout, out.stderr
+            );
+            assert_eq!(out.json()["result"], "two");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registry_directory_calls_both_protocols_and_follows_the_provider_away() {
+    let test = "registry_directory_follows_a_java_provider";
+    for registry in registries(test) {
+        let mut o = opts(test);
+        o.registry = Some(registry.clone());
+        let Some(mut p) = JavaProvider::start(test, &o).await else {
+            return;
+        };
+        let consumer = Url::parse(&format!(
+            "consumer://127.0.0.1/{DEMO}?interface={DEMO}&version=1.0.0&side=consumer\
+             &category=providers,configurators,routers&check=false&loadbalance=roundrobin"
+        ))
+        .unwrap();
+        let reg = connect(&registry).await;
+        let dir = RegistryDirectory::subscribe(
+            reg.clone(),
+            consumer,
+            Arc::new(BothProtocols::new()),
+            DirectoryOptions {
+                register: false,
+                ..DirectoryOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        tests::eventually("the provider's dubbo and tri URLs", T, || {
+            let n = dir.provider_count();
+            async move { (n == 2).then_some(()) }
+        })
+        .await;
+        let mut protocols: Vec<String> = dir
+            .invoker_urls()
+            .iter()
+            .map(|u| u.protocol().unwrap_or("").to_owned())
+            .collect();
+        protocols.sort();
+        assert_eq!(protocols, ["dubbo", "tri"], "{registry}");
+
+        // Round robin over both: each protocol's invoker answers, each as itself.
+        let invoker = cluster::join(dir.clone() as Arc<dyn Directory>);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..6 {
+            let r = invoker
+                .invoke(&Invocation::new("whoAmI").with_arguments(vec![], vec![]))
+                .await
+                .unwrap_or_else(|e| panic!("{registry}: whoAmI: {e}"));
+            seen.insert(r.value.as_str().unwrap_or_default().to_owned());
+        }
+        let want: std::collections::BTreeSet<String> =
+            [("dubbo", p.dubbo_port), ("tri", p.tri_port)]
+                .iter()
+                .map(|(proto, port)| format!("{}@{proto}://127.0.0.1:{port}", o.app))
+                .collect();
+        assert_eq!(seen, want, "{registry}");
+        let r = invoker
+            .invoke(&Invocation::new("addLong").with_arguments(
+                vec!["long".into(), "long".into()],
+                vec![json!(40), json!(2)],
+            ))
+            .await
+            .unwrap();
+        assert_eq!(r.value, json!(42));
+
+        // SIGTERM: Dubbo's shutdown hook unregisters; the list empties (an empty:// notice).
+        p.process.terminate(T).await;
+        tests::eventually("the provider gone after SIGTERM", T, || {
+            let n = dir.provider_count();
+            async move { (n == 0).then_some(()) }
+        })
+        .await;
+        dir.destroy();
+        reg.destroy().await;
+    }
+}
