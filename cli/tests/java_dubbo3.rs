@@ -363,3 +363,153 @@ async fn registry_directory_calls_both_protocols_and_follows_the_provider_away()
         reg.destroy().await;
     }
 }
+
+/// `dubbo-registry register REGISTRY URL` running until dropped; returns once registered.
+async fn register_with_cli(registry: &str, url: &str) -> tokio::process::Child {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
+        .args(["register", registry, url])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = tokio::time::timeout(T, lines.next_line())
+        .await
+        .unwrap_or_else(|_| panic!("register {url}: no answer"))
+        .unwrap()
+        .unwrap_or_default();
+    assert!(line.starts_with("registered"), "register {url}: {line}");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    child
+}
+
+/// The Java consumer's provider list for DEMO 1.0.0 in `registry` (interface-level discovery),
+/// by protocol.
+async fn java_sees(test: &str, registry: &str) -> std::collections::BTreeMap<String, Value> {
+    let run = tests::peers::java_consumer(
+        test,
+        &[
+            "--registry",
+            registry,
+            "--version",
+            "1.0.0",
+            "--mode",
+            "list",
+            "--migration",
+            "FORCE_INTERFACE",
+            "--expect",
+            "2",
+            "--stable-ms",
+            "1000",
+        ],
+        T * 2,
+    )
+    .await
+    .unwrap();
+    assert_eq!(run.code, 0, "{registry}: {}", run.json);
+    run.json["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["protocol"].as_str().unwrap().to_owned(), p.clone()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_consumer_reads_what_we_register_as_what_java_registers() {
+    let test = "java_consumer_reads_what_we_register";
+    let (Some(zk), Some(nacos)) = (tests::zk_addr(test), tests::nacos_addr(test)) else {
+        return;
+    };
+    let pairs = [
+        (
+            format!("zookeeper://{zk}?group={}", tests::unique("java-wrote")),
+            format!("zookeeper://{zk}?group={}", tests::unique("we-wrote")),
+        ),
+        (
+            format!("nacos://{nacos}?namespace={}", tests::unique("java-wrote")),
+            format!("nacos://{nacos}?namespace={}", tests::unique("we-wrote")),
+        ),
+    ];
+    for (java_reg, our_reg) in pairs {
+        let mut o = opts(test);
+        o.registry = Some(java_reg.clone());
+        o.register_mode = Some("interface".into());
+        let Some(p) = JavaProvider::start(test, &o).await else {
+            return;
+        };
+        // The URLs exactly as the Java provider wrote them ...
+        let reg = connect(&java_reg).await;
+        let consumer = Url::parse(&format!(
+            "consumer://127.0.0.1/{DEMO}?interface={DEMO}&version=1.0.0&category=providers"
+        ))
+        .unwrap();
+        let written = tests::eventually("the Java provider's two URLs", T, || {
+            let (reg, consumer) = (reg.clone(), consumer.clone());
+            async move {
+                let urls = reg.lookup(&consumer).await.ok()?;
+                (urls.len() == 2).then_some(urls)
+            }
+        })
+        .await;
+        reg.destroy().await;
+        // ... written again by `dubbo-registry register` into a registry of their own.
+        let mut ours = Vec::new();
+        for u in &written {
+            ours.push(register_with_cli(&our_reg, &u.to_string()).await);
+        }
+        let from_java = java_sees(test, &java_reg).await;
+        let from_us = java_sees(test, &our_reg).await;
+        for proto in ["dubbo", "tri"] {
+            let (j, u) = (&from_java[proto], &from_us[proto]);
+            assert_eq!(j["provider_params"]["application"], json!(o.app), "{j}");
+            assert_eq!(j["provider_params"]["interface"], DEMO, "{j}");
+            assert_eq!(j["address"], u["address"], "{our_reg} {proto}");
+            assert_eq!(j["path"], u["path"], "{our_reg} {proto}");
+            assert_eq!(
+                j["provider_params"], u["provider_params"],
+                "{our_reg} {proto}: the provider URL Java reads from our registration"
+            );
+            assert_eq!(
+                j["params"], u["params"],
+                "{our_reg} {proto}: after merging with the consumer"
+            );
+        }
+        // And it calls the provider through our registration, over each protocol.
+        for proto in ["dubbo", "tri"] {
+            let run = tests::peers::java_consumer(
+                test,
+                &[
+                    "--registry",
+                    &our_reg,
+                    "--version",
+                    "1.0.0",
+                    "--migration",
+                    "FORCE_INTERFACE",
+                    "--protocol",
+                    proto,
+                    "--method",
+                    "whoAmI",
+                ],
+                T * 2,
+            )
+            .await
+            .unwrap();
+            assert_eq!(run.code, 0, "{our_reg} {proto}: {}", run.json);
+            assert_eq!(
+                run.json["result"],
+                json!(format!(
+                    "{}@{proto}://127.0.0.1:{}",
+                    o.app,
+                    if proto == "dubbo" {
+                        p.dubbo_port
+                    } else {
+                        p.tri_port
+                    }
+                ))
+            );
+        }
+        drop(ours);
+    }
+}
