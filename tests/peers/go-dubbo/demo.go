@@ -151,18 +151,26 @@ func (s *DemoService) ListUsers(ctx context.Context, n int32) ([]*User, error) {
 	return out, nil
 }
 
-func (s *DemoService) EchoList(ctx context.Context, items []string) ([]string, error) {
+// EchoList takes any: dubbo-go cannot bind a Hessian list to []string (neither protocol), and a
+// lone []any parameter receives all the arguments (its old calling convention).
+func (s *DemoService) EchoList(ctx context.Context, items any) (any, error) {
 	return items, nil
 }
 
-func (s *DemoService) EchoMap(ctx context.Context, m map[string]int32) (map[string]int32, error) {
+// EchoMap takes map[any]any: dubbo-go cannot bind a Hessian map to map[string]int32.
+func (s *DemoService) EchoMap(ctx context.Context, m map[any]any) (map[any]any, error) {
 	return m, nil
 }
 
-func (s *DemoService) EchoColor(ctx context.Context, c Color) (Color, error) { return c, nil }
+// EchoColor takes *Color: over dubbo the decoder hands an enum argument over as a pointer.
+func (s *DemoService) EchoColor(ctx context.Context, c *Color) (*Color, error) { return c, nil }
 
-func (s *DemoService) NextColor(ctx context.Context, c Color) (Color, error) {
-	return Color((int(c) + 1) % len(colorNames)), nil
+func (s *DemoService) NextColor(ctx context.Context, c *Color) (*Color, error) {
+	if c == nil {
+		return nil, nil
+	}
+	n := Color((int(*c) + 1) % len(colorNames))
+	return &n, nil
 }
 
 func (s *DemoService) EchoObject(ctx context.Context, o any) (any, error) { return o, nil }

@@ -185,7 +185,7 @@ func run(reg, app, protocols string, dubboPort, triPort, metadataPort int, group
 		}
 		svcOpts = append(svcOpts, server.WithParam(k, v))
 	}
-	id := &identity{app: app}
+	id := &identity{app: app, ports: ports}
 	exported := []map[string]any{}
 	for _, s := range strings.Split(services, ",") {
 		var handler any
@@ -236,8 +236,17 @@ func run(reg, app, protocols string, dubboPort, triPort, metadataPort int, group
 }
 
 // identity says who answered a call.
-type identity struct{ app string }
+type identity struct {
+	app   string
+	ports map[string]int
+}
 
+// describe is "APP@PROTOCOL://127.0.0.1:PORT", as the Java peer's whoAmI. dubbo-go's dubbo
+// protocol puts the connection's local-addr in the attachments and Triple does not: that tells
+// the protocol apart.
 func (i *identity) describe(ctx context.Context) string {
-	return i.app + "@go"
+	if addr, ok := attachments(ctx)["local-addr"]; ok {
+		return i.app + "@dubbo://" + addr
+	}
+	return fmt.Sprintf("%s@tri://127.0.0.1:%d", i.app, i.ports["tri"])
 }
