@@ -513,3 +513,84 @@ async fn a_java_consumer_reads_what_we_register_as_what_java_registers() {
         drop(ours);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idl_greeter_answers_on_its_proto_and_java_package_names_as_to_java() {
+    let test = "idl_greeter_on_both_names";
+    let Some(p) = JavaProvider::start(test, &opts(test)).await else {
+        return;
+    };
+    let proto = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/peers/java-dubbo3/src/main/proto/greet.proto"
+    );
+    let target = p.tri_target();
+    let request = json!({"name": "idl", "count": 3, "big": "9007199254740993", "ratio": 0.5,
+                         "share": 0.25, "flag": true, "tags": ["a", "b"], "labels": {"k": "v"},
+                         "blob": "AAEC", "mood": "GRUMPY"});
+    let java = tests::peers::java_consumer(
+        test,
+        &[
+            "--url",
+            &target,
+            "--version",
+            "1.0.0",
+            "--interface",
+            "com.example.peer.greet.Greeter",
+            "--method",
+            "greet",
+            "--types",
+            "com.example.peer.greet.GreetRequest",
+            "--args",
+            &json!([request]).to_string(),
+        ],
+        T,
+    )
+    .await
+    .unwrap();
+    assert_eq!(java.code, 0, "{}", java.json);
+    assert_eq!(
+        java.json["result"]["echo"], request,
+        "the Java stub consumer: {}",
+        java.json
+    );
+    // The proto package (`dubbo.peer.greet`) and the java_package (`com.example.peer.greet`)
+    // differ: the stub provider answers on both service names.
+    for service in ["dubbo.peer.greet.Greeter", "com.example.peer.greet.Greeter"] {
+        let args = json!([request]).to_string();
+        let out = common::invoke(&[
+            &target,
+            service,
+            "Greet",
+            &args,
+            "--proto",
+            proto,
+            "--version",
+            "1.0.0",
+            "--json",
+        ])
+        .await;
+        assert_eq!(out.code, 0, "{service}: {} / {}", out.stdout, out.stderr);
+        let r = &out.json()["result"];
+        assert_eq!(r["message"], "Hello idl", "{service}");
+        assert_eq!(
+            r["echo"], java.json["result"]["echo"],
+            "{service}: as the Java consumer"
+        );
+        assert_eq!(r["provider"], java.json["result"]["provider"], "{service}");
+    }
+    // A failing IDL method is a non-OK grpc-status with the provider's message.
+    let out = common::invoke(&[
+        &target,
+        "dubbo.peer.greet.Greeter",
+        "Fail",
+        r#"[{"name": "x"}]"#,
+        "--proto",
+        proto,
+        "--version",
+        "1.0.0",
+    ])
+    .await;
+    assert_eq!(out.code, 2, "{} / {}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("greet failed: x"), "{}", out.stderr);
+}
