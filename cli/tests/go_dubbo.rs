@@ -181,6 +181,43 @@ async fn dubbo_go_exceptions_attachments_and_timeouts() {
     );
 
     for target in [p.dubbo_target(), p.tri_target()] {
+        // Generic $invoke: dubbo-go's generalizer keeps the enum as an object and loses the
+        // BigDecimal's digits (value ""); both consumers see exactly that.
+        let out = common::invoke_parts(&[
+            &[&target, DEMO, "getUser", r#"["gen"]"#],
+            &v,
+            &["--generic", "--json"],
+        ])
+        .await;
+        assert_eq!(out.code, 0, "{target}: {} / {}", out.stdout, out.stderr);
+        let mut want = interop::full_user("gen");
+        want["balance"]["value"] = json!("");
+        assert_eq!(out.json()["result"], want, "{target}");
+        let java = tests::peers::java_consumer(
+            test,
+            &[
+                "--url",
+                &target,
+                "--version",
+                "1.0.0",
+                "--generic",
+                "--method",
+                "getUser",
+                "--args",
+                r#"["gen"]"#,
+                "--types",
+                "java.lang.String",
+            ],
+            T,
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            java.json["result"],
+            out.json()["result"],
+            "{target}: generic, Java vs ours"
+        );
+
         let out = common::invoke_parts(&[
             &[&target, DEMO, "echoAttachments", "[]"],
             &v,

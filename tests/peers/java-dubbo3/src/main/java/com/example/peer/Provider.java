@@ -192,7 +192,10 @@ public final class Provider {
                 one.put("service_name", si.getServiceName());
                 one.put("address", si.getAddress());
                 one.put("metadata", si.getMetadata());
-                out.add(one);
+                // One registry can back more than one service discovery: list each instance once.
+                if (!out.contains(one)) {
+                    out.add(one);
+                }
             }
         } catch (RuntimeException e) {
             Map<String, Object> err = new LinkedHashMap<>();
