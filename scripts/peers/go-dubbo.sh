@@ -13,6 +13,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}/go-dubbo
 SRC=$ROOT/tests/peers/go-dubbo
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+# The official Go tarball installs into /usr/local/go; Debian's golang (1.19) is too old for dubbo-go.
+[[ -x /usr/local/go/bin/go ]] && export PATH="$PATH:/usr/local/go/bin"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 
 checksum() {
@@ -21,7 +23,7 @@ checksum() {
 }
 
 install() {
-    command -v go >/dev/null || { echo "go-dubbo: go missing (Go 1.25+)" >&2; exit 1; }
+    command -v go >/dev/null || { echo "go-dubbo: go missing (Go 1.25+, e.g. the go.dev tarball in /usr/local/go)" >&2; exit 1; }
     local sum
     sum=$(checksum)
     if [[ -f $DIR/.sum && $(cat "$DIR/.sum") == "$sum" && -x $DIR/go-dubbo-peer ]]; then

@@ -25,6 +25,9 @@ checksum() {
 }
 
 install() {
+    if ! command -v mvn >/dev/null && command -v apt-get >/dev/null; then
+        apt-get install -y maven >/dev/null
+    fi
     command -v mvn >/dev/null || { echo "java-dubbo3: mvn missing (apt-get install maven)" >&2; exit 1; }
     command -v javac >/dev/null || { echo "java-dubbo3: javac missing (JDK 17)" >&2; exit 1; }
     local sum
