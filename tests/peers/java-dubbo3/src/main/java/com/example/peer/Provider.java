@@ -42,7 +42,7 @@ public final class Provider {
     private static void run(String[] argv) throws Exception {
         Args a = new Args(argv, "registry", "app", "protocols", "dubbo-port", "tri-port", "group", "version",
                 "register-mode", "metadata-type", "metadata-protocol", "metadata-port", "services", "param",
-                "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay");
+                "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay", "only-metadata-v2");
         String app = a.get("app", "java-dubbo3-peer");
         Identity.application = app;
         Identity.tag = a.get("tag", "");
@@ -55,6 +55,9 @@ public final class Provider {
         appConfig.setMetadataType(a.get("metadata-type", "local"));
         if (a.get("metadata-protocol") != null) {
             appConfig.setMetadataServiceProtocol(a.get("metadata-protocol"));
+        }
+        if (a.get("only-metadata-v2") != null) {
+            appConfig.setOnlyUseMetadataV2(a.flag("only-metadata-v2"));
         }
         int metadataPort = Peer.port(a.getInt("metadata-port", 0));
         appConfig.setMetadataServicePort(metadataPort);
