@@ -22,8 +22,13 @@ checksum() {
         | xargs sha256sum | sha256sum | cut -d' ' -f1)
 }
 
-install() {
+# A subshell: the build lock (fd 9) is released when it ends, never inherited by a peer.
+install() (
     command -v go >/dev/null || { echo "go-dubbo: go missing (Go 1.25+, e.g. the go.dev tarball in /usr/local/go)" >&2; exit 1; }
+    # One build at a time: test binaries running in parallel may all ask for it.
+    mkdir -p "$DIR"
+    exec 9>"$DIR/.install.lock"
+    flock 9
     local sum
     sum=$(checksum)
     if [[ -f $DIR/.sum && $(cat "$DIR/.sum") == "$sum" && -x $DIR/go-dubbo-peer ]]; then
@@ -35,7 +40,7 @@ install() {
     mv "$DIR/go-dubbo-peer.tmp" "$DIR/go-dubbo-peer"
     echo "$sum" >"$DIR/.sum"
     echo "go-dubbo: built $DIR/go-dubbo-peer"
-}
+)
 
 case "${1:-}" in
     install) install ;;

@@ -24,12 +24,17 @@ checksum() {
     (cd "$SRC" && find pom.xml src -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)
 }
 
-install() {
+# A subshell: the build lock (fd 9) is released when it ends, never inherited by a peer.
+install() (
     if ! command -v mvn >/dev/null && command -v apt-get >/dev/null; then
         apt-get install -y maven >/dev/null
     fi
     command -v mvn >/dev/null || { echo "java-dubbo3: mvn missing (apt-get install maven)" >&2; exit 1; }
     command -v javac >/dev/null || { echo "java-dubbo3: javac missing (JDK 17)" >&2; exit 1; }
+    # One build at a time: test binaries running in parallel may all ask for it.
+    mkdir -p "$DIR"
+    exec 9>"$DIR/.install.lock"
+    flock 9
     local sum
     sum=$(checksum)
     if [[ -f $DIR/.sum && $(cat "$DIR/.sum") == "$sum" && -d $DIR/classes && -d $DIR/lib ]]; then
@@ -49,7 +54,7 @@ install() {
     rm -rf "$DIR/build"
     echo "$sum" >"$DIR/.sum"
     echo "java-dubbo3: built into $DIR"
-}
+)
 
 classpath() {
     [[ -d $DIR/classes && -d $DIR/lib ]] || { echo "java-dubbo3: not installed (run $0 install)" >&2; exit 1; }

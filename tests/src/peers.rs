@@ -3,8 +3,8 @@
 //! (`scripts/peers/go-dubbo.sh`).
 //!
 //! A peer runs in a process group of its own on 127.0.0.1 ports picked here, its stderr and
-//! stdout go to a log file (named in every failure message), and dropping the handle kills the
-//! whole group. A peer that is not installed is a loud skip (`None`), or a panic when
+//! stdout go to a log file (named in every failure message, kept when the test fails), and
+//! dropping the handle kills the whole group. A peer that is not installed is a loud skip (`None`), or a panic when
 //! `DUBBO_TEST_REQUIRE_SERVERS=1`.
 //!
 //! ```no_run
@@ -333,6 +333,10 @@ impl Drop for PeerProcess {
     fn drop(&mut self) {
         self.signal(Signal::SIGKILL);
         let _ = self.child.start_kill();
+        // The log is for failures: keep it only when the test is failing.
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_file(&self.log);
+        }
     }
 }
 
