@@ -306,25 +306,35 @@ impl PeerProcess {
     /// stop: Java and Go peers unregister). Kills the group when it does not.
     pub async fn terminate(&mut self, within: Duration) -> Option<ExitStatus> {
         self.signal(Signal::SIGTERM);
-        match tokio::time::timeout(within, self.child.wait()).await {
+        let status = match tokio::time::timeout(within, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),
             _ => {
                 self.signal(Signal::SIGKILL);
                 let _ = self.child.wait().await;
                 None
             }
-        }
+        };
+        self.pgid = None;
+        status
     }
 
     /// Sends SIGKILL to the group and waits for the peer (no chance to unregister).
     pub async fn kill(&mut self) {
         self.signal(Signal::SIGKILL);
         let _ = self.child.wait().await;
+        self.pgid = None;
     }
 
-    fn signal(&self, sig: Signal) {
-        if let Some(pgid) = self.pgid {
-            let _ = killpg(pgid, sig);
+    /// Signals the peer's process group, but only while its leader has not been reaped: once
+    /// reaped, its id may already name another process group (ids are recycled quickly).
+    fn signal(&mut self, sig: Signal) {
+        match self.child.try_wait() {
+            Ok(None) => {
+                if let Some(pgid) = self.pgid {
+                    let _ = killpg(pgid, sig);
+                }
+            }
+            _ => self.pgid = None,
         }
     }
 }
@@ -503,14 +513,22 @@ fn exported_urls(ready: &Value, interface: &str) -> Vec<String> {
 }
 
 /// What one run of the Java consumer printed.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ConsumerRun {
     /// Its exit code (0 result, 1 business exception, 2 RPC or usage error).
     pub code: i32,
     /// Its JSON line (`result`/`exception`, numbers, providers; or the provider list).
     pub json: Value,
-    /// Its log file.
+    /// Its log file (removed with this value unless the test is failing).
     pub log: PathBuf,
+}
+
+impl Drop for ConsumerRun {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_file(&self.log);
+        }
+    }
 }
 
 /// Runs the Java Dubbo 3.3 consumer (`scripts/peers/java-dubbo3.sh consumer ARGS`) to the end
@@ -548,20 +566,31 @@ pub async fn java_consumer_with_env(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let child = cmd
+    let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("{test}: cannot run the Java consumer: {e}"));
     let pgid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .map(Pid::from_raw);
-    let out = match tokio::time::timeout(within, child.wait_with_output()).await {
-        Ok(Ok(out)) => out,
+    let mut pipe = child
+        .stdout
+        .take()
+        .unwrap_or_else(|| panic!("{test}: no stdout from the Java consumer"));
+    let reader = tokio::spawn(async move {
+        let mut buf = Vec::new();
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut pipe, &mut buf).await;
+        buf
+    });
+    let status = match tokio::time::timeout(within, child.wait()).await {
+        Ok(Ok(status)) => status,
         Ok(Err(e)) => panic!("{test}: Java consumer: {e}"),
         Err(_) => {
+            // Still running (not reaped): its group id is its own.
             if let Some(p) = pgid {
                 let _ = killpg(p, Signal::SIGKILL);
             }
+            let _ = child.wait().await;
             panic!(
                 "{test}: the Java consumer did not finish within {within:?} ({args:?})\n--- log {} ---\n{}",
                 log.display(),
@@ -569,7 +598,8 @@ pub async fn java_consumer_with_env(
             )
         }
     };
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let out_bytes = reader.await.unwrap_or_default();
+    let stdout = String::from_utf8_lossy(&out_bytes);
     if let Ok(mut f) = OpenOptions::new().append(true).open(&log) {
         let _ = writeln!(f, "[stdout] {stdout}");
     }
@@ -579,14 +609,13 @@ pub async fn java_consumer_with_env(
         .find_map(|l| serde_json::from_str::<Value>(l).ok())
         .unwrap_or_else(|| {
             panic!(
-                "{test}: the Java consumer printed no JSON ({args:?}, {:?})\n--- log {} ---\n{}",
-                out.status,
+                "{test}: the Java consumer printed no JSON ({args:?}, {status:?})\n--- log {} ---\n{}",
                 log.display(),
                 tail(&log, 60)
             )
         });
     Some(ConsumerRun {
-        code: out.status.code().unwrap_or(-1),
+        code: status.code().unwrap_or(-1),
         json,
         log,
     })
