@@ -28,7 +28,23 @@ log() { echo "test-all: $*"; }
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 log "free disk at start: $(df -h . | awk 'NR==2 {print $4 " free of " $2}')"
 
+# The slow test peers (the Maven resolve + compile of the real Java Dubbo peers, the dubbo-go
+# build) start now, in the background beside the servers' start-up and the cargo build, and are
+# waited for before `cargo test`. Each logs to $DUBBO_TEST_PEERS_DIR/<name>.install.log.
+export DUBBO_TEST_PEERS_DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
+mkdir -p "$DUBBO_TEST_PEERS_DIR"
+SLOW_PEERS=(java-dubbo3 go-dubbo)
+declare -A SLOW_PIDS=()
+for peer in "${SLOW_PEERS[@]}"; do
+    log "building test peer $peer in the background"
+    bash "scripts/peers/$peer.sh" install >"$DUBBO_TEST_PEERS_DIR/$peer.install.log" 2>&1 &
+    SLOW_PIDS[$peer]=$!
+done
+
 cleanup() {
+    for pid in "${SLOW_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
     log "free disk at the end: $(df -h . | awk 'NR==2 {print $4 " free of " $2}'), target: $(du -sh target 2>/dev/null | cut -f1)"
     log "stopping servers"
     bash scripts/zk-server.sh ensemble-stop "$ZK_ENSEMBLE_BASE" >/dev/null 2>&1 || true
@@ -70,12 +86,25 @@ NACOS_FRESH=1 RNACOS_NAMING_HEALTH_TIMEOUT_SECOND=1 RNACOS_NAMING_INSTANCE_TIMEO
 # Test peers (third-party clients/providers: Java Hessian, Node/Python Dubbo and Nacos peers, ...).
 # Every scripts/peers/*.sh installs one peer, idempotently, into $DUBBO_TEST_PEERS_DIR/<name>;
 # the tests start the peer processes themselves on free 127.0.0.1 ports.
-export DUBBO_TEST_PEERS_DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
-mkdir -p "$DUBBO_TEST_PEERS_DIR"
+log "cargo build of the tests (beside the peer builds)"
+# shellcheck disable=SC2086
+cargo test --workspace --no-run ${TEST_ARGS:-} >/dev/null
 for peer in scripts/peers/*.sh; do
     [[ -f "$peer" ]] || continue
-    log "installing test peer $(basename "$peer" .sh)"
+    name=$(basename "$peer" .sh)
+    [[ -n "${SLOW_PIDS[$name]:-}" ]] && continue
+    log "installing test peer $name"
     bash "$peer" install
+done
+for peer in "${SLOW_PEERS[@]}"; do
+    log "waiting for the test peer $peer"
+    if ! wait "${SLOW_PIDS[$peer]}"; then
+        cat "$DUBBO_TEST_PEERS_DIR/$peer.install.log" >&2
+        log "installing test peer $peer failed"
+        exit 1
+    fi
+    unset "SLOW_PIDS[$peer]"
+    tail -n 1 "$DUBBO_TEST_PEERS_DIR/$peer.install.log"
 done
 
 export DUBBO_TEST_REQUIRE_SERVERS=1

@@ -66,6 +66,10 @@ pub struct Args {
     /// The service version (default: none).
     #[arg(long)]
     version: Option<String>,
+    /// Through a registry, call only providers of these protocols (`dubbo`, `tri`, comma
+    /// separated): the consumer's `protocol` parameter, as in Dubbo (default: all).
+    #[arg(long)]
+    protocol: Option<String>,
     /// Per-attempt call timeout in ms (default: the URL's timeout, else 1000).
     #[arg(long)]
     timeout: Option<u64>,
@@ -239,6 +243,9 @@ fn consumer_url(a: &Args) -> Url {
     }
     if let Some(v) = &a.version {
         b = b.param("version", v);
+    }
+    if let Some(p) = &a.protocol {
+        b = b.param("protocol", p);
     }
     if let Some(t) = a.timeout {
         b = b.param("timeout", &t.to_string());
