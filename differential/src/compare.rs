@@ -1,0 +1,78 @@
+//! Comparing answers: JSON equality, where an exception on both sides is equal whatever its
+//! class and message (Java's exception types have no counterpart in our error enums; which
+//! inputs fail is what must agree).
+
+use serde_json::Value;
+
+/// The JSON form of "this failed": `{"error": {"class": .., "message": ..}}`.
+pub fn error(class: &str, message: impl std::fmt::Display) -> Value {
+    serde_json::json!({"error": {"class": class, "message": message.to_string()}})
+}
+
+/// Whether `v` is an error answer.
+pub fn is_error(v: &Value) -> bool {
+    matches!(v, Value::Object(m) if m.len() == 1 && m.contains_key("error"))
+}
+
+/// Whether Java's answer and ours agree.
+pub fn same(java: &Value, rust: &Value) -> bool {
+    if is_error(java) && is_error(rust) {
+        return true;
+    }
+    match (java, rust) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().all(|(k, x)| b.get(k).is_some_and(|y| same(x, y)))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+        }
+        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => a.as_f64() == b.as_f64() || a.to_string() == b.to_string(),
+        },
+        _ => java == rust,
+    }
+}
+
+/// The first path where the two answers differ, for reports.
+pub fn first_difference(java: &Value, rust: &Value) -> String {
+    fn walk(path: &mut String, java: &Value, rust: &Value) -> Option<String> {
+        if same(java, rust) {
+            return None;
+        }
+        match (java, rust) {
+            (Value::Object(a), Value::Object(b)) if !is_error(java) && !is_error(rust) => {
+                for (k, x) in a {
+                    let y = b.get(k).unwrap_or(&Value::Null);
+                    let len = path.len();
+                    path.push('.');
+                    path.push_str(k);
+                    if let Some(d) = walk(path, x, y) {
+                        return Some(d);
+                    }
+                    path.truncate(len);
+                }
+                for k in b.keys().filter(|k| !a.contains_key(*k)) {
+                    return Some(format!("{path}.{k}: java has none, rust {}", b[k]));
+                }
+                None
+            }
+            (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+                for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    if let Some(d) = walk(path, x, y) {
+                        return Some(d);
+                    }
+                    path.truncate(len);
+                }
+                None
+            }
+            _ => Some(format!(
+                "{}: java {java}, rust {rust}",
+                if path.is_empty() { "." } else { path }
+            )),
+        }
+    }
+    walk(&mut String::new(), java, rust).unwrap_or_default()
+}

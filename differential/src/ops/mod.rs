@@ -1,0 +1,22 @@
+//! The operations, one module per area. Each names the Dubbo classes its oracle op calls.
+
+use crate::Operation;
+
+mod nacos;
+mod url;
+
+/// Every operation, in report order.
+pub fn all() -> Vec<Box<dyn Operation>> {
+    vec![
+        Box::new(url::UrlParse),
+        Box::new(url::UrlCodec),
+        Box::new(url::IsMatch),
+        Box::new(nacos::NacosName),
+        Box::new(nacos::NacosUrlName),
+    ]
+}
+
+/// The operation called `name`.
+pub fn by_name(name: &str) -> Option<Box<dyn Operation>> {
+    all().into_iter().find(|o| o.name() == name)
+}
