@@ -52,10 +52,9 @@ pub fn first_difference(java: &Value, rust: &Value) -> String {
                     }
                     path.truncate(len);
                 }
-                for k in b.keys().filter(|k| !a.contains_key(*k)) {
-                    return Some(format!("{path}.{k}: java has none, rust {}", b[k]));
-                }
-                None
+                b.iter()
+                    .find(|(k, _)| !a.contains_key(*k))
+                    .map(|(k, v)| format!("{path}.{k}: java has none, rust {v}"))
             }
             (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {

@@ -22,6 +22,12 @@ struct Args {
     /// Cases per oracle request.
     #[arg(long, default_value_t = RunOptions::default().batch)]
     batch: usize,
+    /// List every kind of difference with a count and an example.
+    #[arg(long)]
+    verbose: bool,
+    /// Ask one input (JSON) of the one --op given and print both answers.
+    #[arg(long)]
+    ask: Option<String>,
     /// List the operations and exit.
     #[arg(long)]
     list: bool,
@@ -53,10 +59,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(input) = &args.ask {
+        return ask_one(&mut oracle, &all, &args.op, input);
+    }
     let opts = RunOptions {
         cases: args.cases,
         seed: args.seed,
         batch: args.batch,
+        verbose: args.verbose,
         ..RunOptions::default()
     };
     let (mut passed, mut failed) = (0, 0);
@@ -98,5 +108,50 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+fn ask_one(
+    oracle: &mut Oracle,
+    all: &[Box<dyn differential::Operation>],
+    names: &[String],
+    input: &str,
+) -> ExitCode {
+    let (Some(op), [_]) = (
+        names
+            .first()
+            .and_then(|n| all.iter().find(|o| o.name() == n.as_str())),
+        names,
+    ) else {
+        eprintln!("differential: --ask needs exactly one --op");
+        return ExitCode::from(2);
+    };
+    let input: serde_json::Value = match serde_json::from_str(input) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("differential: --ask is not JSON: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match oracle.ask(op.name(), std::slice::from_ref(&input)) {
+        Ok(mut answers) => {
+            let java = answers.pop().unwrap_or_default();
+            let rust = op.answer(&input);
+            println!("java: {java}\nrust: {rust}");
+            let same = differential::compare::same(&java, &rust);
+            println!(
+                "{}",
+                if same {
+                    "same".to_owned()
+                } else {
+                    differential::compare::first_difference(&java, &rust)
+                }
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("differential: {e}");
+            ExitCode::from(2)
+        }
     }
 }

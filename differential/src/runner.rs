@@ -26,6 +26,9 @@ pub struct RunOptions {
     pub batch: usize,
     /// Oracle questions spent shrinking one difference at most.
     pub shrink_budget: usize,
+    /// Also list every kind of unlisted difference (by where the answers differ) with a count
+    /// and one unshrunk example.
+    pub verbose: bool,
 }
 
 impl Default for RunOptions {
@@ -35,6 +38,7 @@ impl Default for RunOptions {
             seed: 0x0d1f_f5eed,
             batch: 250,
             shrink_budget: 2_000,
+            verbose: false,
         }
     }
 }
@@ -65,6 +69,10 @@ pub struct Report {
     pub listed: BTreeMap<&'static str, usize>,
     /// The first unlisted difference, shrunk.
     pub first: Option<Finding>,
+    /// Unlisted differences by where the answers first differ: count and first input.
+    pub kinds: BTreeMap<String, (usize, Finding)>,
+    /// Whether [`Report::summary`] lists [`Report::kinds`].
+    pub verbose: bool,
     /// Wall time of the run (generation, both sides, comparison; not shrinking).
     pub elapsed: Duration,
 }
@@ -97,6 +105,14 @@ impl Report {
             s.push_str(&format!(" (listed: {})", rules.join(", ")));
         }
         s.push_str(&format!(" [{:.0} cases/s]", self.rate()));
+        if self.verbose {
+            for (at, (n, f)) in &self.kinds {
+                s.push_str(&format!(
+                    "\n  {n} x {at}: e.g. {}\n      {}",
+                    f.input, f.detail
+                ));
+            }
+        }
         if let Some(f) = &self.first {
             s.push_str(&format!(
                 "\n  first difference (shrunk): {}\n  java: {}\n  rust: {}\n  at {}",
@@ -120,6 +136,8 @@ pub fn run_operation(
         differ: 0,
         listed: BTreeMap::new(),
         first: None,
+        kinds: BTreeMap::new(),
+        verbose: opts.verbose,
         elapsed: Duration::ZERO,
     };
     let mut first_tree = None;
@@ -194,8 +212,24 @@ fn check_batch(
             *report.listed.entry(rule).or_default() += 1;
             continue;
         }
+        let detail = first_difference(&java, &rust);
+        let at = detail.split(": java").next().unwrap_or_default().to_owned();
+        report
+            .kinds
+            .entry(at)
+            .or_insert_with(|| {
+                (
+                    0,
+                    Finding {
+                        input: input.clone(),
+                        java: java.clone(),
+                        rust: rust.clone(),
+                        detail: detail.clone(),
+                    },
+                )
+            })
+            .0 += 1;
         if first.is_none() {
-            let detail = first_difference(&java, &rust);
             *first = Some((
                 tree,
                 Finding {

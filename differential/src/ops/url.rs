@@ -67,12 +67,68 @@ impl Operation for UrlParse {
         .collect()
     }
 
+    fn divergence(&self, _input: &Value, java: &Value, rust: &Value) -> Option<&'static str> {
+        url_divergence(java, rust)
+    }
+
     fn answer(&self, input: &Value) -> Value {
         match Url::parse(text(input, "url")) {
             Ok(u) => view(&u),
             Err(e) => error("Url::parse", e),
         }
     }
+}
+
+/// The listed reasons a URL view differs: only `service` (Java resolves the host,
+/// `url-service-string-host-literal`) and/or `address` (`url-address-null-host`) differ, each in
+/// the way its rule describes. The rule named is the first that applies.
+pub fn url_divergence(java: &Value, rust: &Value) -> Option<&'static str> {
+    let (Value::Object(j), Value::Object(r)) = (java, rust) else {
+        return None;
+    };
+    let mut rule = None;
+    for (k, jv) in j {
+        let rv = r.get(k)?;
+        if crate::compare::same(jv, rv) {
+            continue;
+        }
+        let found = match k.as_str() {
+            "service" if service_host_only(jv, rv, r) => "url-service-string-host-literal",
+            "address" if address_null_host(jv, rv, r.get("port")) => "url-address-null-host",
+            _ => return None,
+        };
+        rule.get_or_insert(found);
+    }
+    rule
+}
+
+/// Java's `toServiceString()` equals ours with the host replaced (Java resolved it).
+fn service_host_only(java: &Value, rust: &Value, view: &Map<String, Value>) -> bool {
+    let (Some(j), Some(r)) = (java.as_str(), rust.as_str()) else {
+        return false;
+    };
+    // No host: Java prints the local address where the host would be.
+    let h = view.get("host").and_then(Value::as_str).unwrap_or("");
+    let mut start = r.find("://").map_or(0, |i| i + 3);
+    if !view.get("username").is_none_or(Value::is_null) {
+        let authority = r[start..]
+            .find('/')
+            .map_or(&r[start..], |i| &r[start..start + i]);
+        start = authority.rfind('@').map_or(start, |i| start + i + 1);
+    }
+    let Some(at) = r[start..].find(h).map(|i| i + start) else {
+        return false;
+    };
+    let (pre, post) = (&r[..at], &r[at + h.len()..]);
+    j.len() >= pre.len() + post.len() && j.starts_with(pre) && j.ends_with(post)
+}
+
+/// Java's `getAddress()` is `"null:" + port` for a URL with a port and no host; ours is absent.
+fn address_null_host(java: &Value, rust: &Value, port: Option<&Value>) -> bool {
+    rust.is_null()
+        && port
+            .and_then(Value::as_i64)
+            .is_some_and(|p| java.as_str() == Some(&format!("null:{p}")))
 }
 
 /// `URL.encode(text)`, `URL.decode(URL.encode(text))` and `URL.decode(text)`.
@@ -224,6 +280,23 @@ impl Operation for IsMatch {
         ]
         .prop_map(|(c, p)| json!({ "consumer": c, "provider": p }))
         .boxed()
+    }
+
+    fn divergence(&self, input: &Value, java: &Value, rust: &Value) -> Option<&'static str> {
+        // isServiceKeyMatch dereferences the pattern's `interface` param: a consumer without
+        // one makes Java throw a NullPointerException; we answer "no match".
+        let consumer = Url::parse(text(input, "consumer")).ok()?;
+        let npe = java
+            .get("service_key_match")
+            .and_then(|e| e.pointer("/error/class"))
+            .and_then(Value::as_str)
+            == Some("java.lang.NullPointerException");
+        (npe && consumer.param("interface").is_none()
+            && rust.get("service_key_match") == Some(&Value::Bool(false))
+            && java
+                .get("is_match")
+                .is_some_and(|j| rust.get("is_match") == Some(j)))
+        .then_some("service-key-match-without-interface")
     }
 
     fn answer(&self, input: &Value) -> Value {

@@ -102,6 +102,22 @@ public final class Main {
         }
     }
 
+    /** A value that may throw. */
+    @FunctionalInterface
+    public interface Part {
+        /** Computes the value. */
+        Object get() throws Throwable;
+    }
+
+    /** The value, or the JSON form of what it threw: one part of an answer failing leaves the others. */
+    static Object guard(Part p) {
+        try {
+            return p.get();
+        } catch (Throwable t) {
+            return error(t);
+        }
+    }
+
     /** The JSON form of an exception: its class and message. */
     static Map<String, Object> error(Throwable t) {
         Map<String, Object> e = new LinkedHashMap<>();

@@ -88,14 +88,10 @@ final class NacosOps {
     private static Object urlName(JSONObject in) throws Throwable {
         URL url = URL.valueOf(in.getString("url"));
         Map<String, Object> out = new LinkedHashMap<>();
-        try {
-            out.put("subscribe", fields(new NacosServiceName(url)));
-        } catch (RuntimeException e) {
-            out.put("subscribe", Main.error(e));
-        }
-        out.put("register", call(SERVICE_NAME, url, url.getCategory("providers")));
-        out.put("compatible", call(COMPATIBLE_NAME, url, url.getCategory("providers")));
-        out.put("legacy", call(LEGACY_NAME, url));
+        out.put("subscribe", Main.guard(() -> fields(new NacosServiceName(url))));
+        out.put("register", Main.guard(() -> call(SERVICE_NAME, url, url.getCategory("providers"))));
+        out.put("compatible", Main.guard(() -> call(COMPATIBLE_NAME, url, url.getCategory("providers"))));
+        out.put("legacy", Main.guard(() -> call(LEGACY_NAME, url)));
         return out;
     }
 }

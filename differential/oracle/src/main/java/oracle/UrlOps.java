@@ -19,8 +19,8 @@ final class UrlOps {
             URL consumer = URL.valueOf(in.getString("consumer"));
             URL provider = URL.valueOf(in.getString("provider"));
             Map<String, Object> out = new LinkedHashMap<>();
-            out.put("is_match", UrlUtils.isMatch(consumer, provider));
-            out.put("service_key_match", UrlUtils.isServiceKeyMatch(consumer, provider));
+            out.put("is_match", Main.guard(() -> UrlUtils.isMatch(consumer, provider)));
+            out.put("service_key_match", Main.guard(() -> UrlUtils.isServiceKeyMatch(consumer, provider)));
             return out;
         });
     }
@@ -36,10 +36,10 @@ final class UrlOps {
         out.put("path", u.getPath());
         out.put("address", u.getAddress());
         out.put("parameters", new TreeMap<>(u.getParameters()));
-        out.put("full", u.toFullString());
-        out.put("service", u.toServiceString());
-        out.put("identity", u.toIdentityString());
-        out.put("service_key", u.getServiceKey());
+        out.put("full", Main.guard(u::toFullString));
+        out.put("service", Main.guard(u::toServiceString));
+        out.put("identity", Main.guard(u::toIdentityString));
+        out.put("service_key", Main.guard(u::getServiceKey));
         return out;
     }
 
