@@ -217,7 +217,10 @@ fn side_is_a_fixed_value_as_in_urlparam() {
     let x = u("dubbo://h/S?side=Provider&a=1");
     assert_eq!(x.param("side"), Some("provider"));
     assert_eq!(x.to_full_string(), "dubbo://h/S?a=1&side=provider");
-    assert_eq!(u("dubbo://h/S?side=consumer").param("side"), Some("consumer"));
+    assert_eq!(
+        u("dubbo://h/S?side=consumer").param("side"),
+        Some("consumer")
+    );
 }
 
 #[test]
@@ -232,10 +235,7 @@ fn a_negative_port_is_zero() {
 fn printed_values_are_trimmed_the_java_way() {
     // String.trim strips chars <= ' ' only: a no-break space stays.
     assert_eq!(u("a://h/p?k= v\t").to_full_string(), "a://h/p?k=v");
-    assert_eq!(
-        u("a://h/p?k=\u{a0}v").to_full_string(),
-        "a://h/p?k=\u{a0}v"
-    );
+    assert_eq!(u("a://h/p?k=\u{a0}v").to_full_string(), "a://h/p?k=\u{a0}v");
 }
 
 #[test]
