@@ -136,7 +136,9 @@ fn ask_one(
     match oracle.ask(op.name(), std::slice::from_ref(&input)) {
         Ok(mut answers) => {
             let java = answers.pop().unwrap_or_default();
-            let rust = op.answer(&input);
+            let rust = op
+                .answer_after(&input, &java)
+                .unwrap_or_else(|| op.answer(&input));
             println!("java: {java}\nrust: {rust}");
             let same = differential::compare::same(&java, &rust);
             println!(

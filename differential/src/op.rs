@@ -20,6 +20,12 @@ pub trait Operation: Send + Sync {
     /// Our answer, in the oracle's JSON shape.
     fn answer(&self, input: &Value) -> Value;
 
+    /// Our answer once Java's is known, for questions with an input only Java can fix (the
+    /// wall clock `getWeight` reads): `Some` replaces [`Operation::answer`]'s.
+    fn answer_after(&self, _input: &Value, _java: &Value) -> Option<Value> {
+        None
+    }
+
     /// When Java and we differ on `input`: the rule of `docs/divergences.json` that makes this
     /// difference deliberate, or `None` (a failure).
     fn divergence(&self, _input: &Value, _java: &Value, _rust: &Value) -> Option<&'static str> {

@@ -198,6 +198,7 @@ fn check_batch(
     let theirs = oracle.receive(inputs.len())?;
     report.cases += inputs.len();
     for (((input, rust), java), tree) in inputs.iter().zip(ours).zip(theirs).zip(trees) {
+        let rust = op.answer_after(input, &java).unwrap_or(rust);
         if same(&java, &rust) {
             continue;
         }
@@ -254,7 +255,9 @@ fn still_differs(
         .ask(op.name(), std::slice::from_ref(&input))?
         .pop()
         .unwrap_or(Value::Null);
-    let rust = op.answer(&input);
+    let rust = op
+        .answer_after(&input, &java)
+        .unwrap_or_else(|| op.answer(&input));
     if same(&java, &rust) || op.divergence(&input, &java, &rust).is_some() {
         return Ok(None);
     }

@@ -2,6 +2,7 @@
 
 use crate::Operation;
 
+mod lb;
 mod nacos;
 mod url;
 
@@ -13,6 +14,9 @@ pub fn all() -> Vec<Box<dyn Operation>> {
         Box::new(url::IsMatch),
         Box::new(nacos::NacosName),
         Box::new(nacos::NacosUrlName),
+        Box::new(lb::Weight),
+        Box::new(lb::RoundRobin),
+        Box::new(lb::ConsistentHash),
     ]
 }
 

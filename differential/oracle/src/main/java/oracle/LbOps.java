@@ -41,11 +41,25 @@ final class LbOps {
         for (int i = 0; i < urls.size(); i++) {
             String text = urls.getString(i);
             if (now != null) {
-                text = text.replace("$NOW", now);
+                text = withNow(text, Long.parseLong(now));
             }
             out.add(new FixedInvoker(URL.valueOf(text)));
         }
         return out;
+    }
+
+    private static final java.util.regex.Pattern NOW = java.util.regex.Pattern.compile("\\$NOW([+-][0-9]+)?");
+
+    /** Replaces {@code $NOW}, {@code $NOW+D} and {@code $NOW-D} by {@code now + D} (epoch ms). */
+    static String withNow(String text, long now) {
+        java.util.regex.Matcher m = NOW.matcher(text);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            long delta = m.group(1) == null ? 0 : Long.parseLong(m.group(1));
+            m.appendReplacement(out, Long.toString(now + delta));
+        }
+        m.appendTail(out);
+        return out.toString();
     }
 
     static RpcInvocation invocation(JSONObject in) {

@@ -65,7 +65,7 @@ public final class Main {
             }
             String answer;
             try {
-                answer = handle(JSON.parseObject(line));
+                answer = handle(JSON.parseObject(line, com.alibaba.fastjson2.JSONReader.Feature.UseDoubleForDecimals));
             } catch (Throwable t) {
                 answer = JSON.toJSONString(Map.of("fatal", String.valueOf(t)));
             }
