@@ -2,6 +2,7 @@
 
 use crate::Operation;
 
+mod hessian;
 mod lb;
 mod nacos;
 mod url;
@@ -17,6 +18,8 @@ pub fn all() -> Vec<Box<dyn Operation>> {
         Box::new(lb::Weight),
         Box::new(lb::RoundRobin),
         Box::new(lb::ConsistentHash),
+        Box::new(hessian::JavaToRust),
+        Box::new(hessian::RustToJava),
     ]
 }
 
