@@ -295,7 +295,8 @@ fn key_text(v: &Value) -> String {
 /// canonical NaN (`Double.doubleToLongBits`).
 fn as_java_reads(v: H) -> H {
     match v {
-        H::Double(d) if d == 0.0 => H::Double(0.0),
+        // Matches -0.0 too (float patterns compare with ==).
+        H::Double(0.0) => H::Double(0.0),
         H::Double(d) if d.is_nan() => H::Double(f64::NAN),
         H::List { type_name, items } => H::List {
             type_name,
