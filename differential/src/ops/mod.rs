@@ -4,6 +4,7 @@ use crate::Operation;
 
 mod hessian;
 mod lb;
+mod mock;
 mod nacos;
 mod url;
 
@@ -18,6 +19,8 @@ pub fn all() -> Vec<Box<dyn Operation>> {
         Box::new(lb::Weight),
         Box::new(lb::RoundRobin),
         Box::new(lb::ConsistentHash),
+        Box::new(mock::MockValue),
+        Box::new(mock::Merge),
         Box::new(hessian::JavaToRust),
         Box::new(hessian::RustToJava),
     ]

@@ -26,7 +26,7 @@ mod value;
 pub use cluster_invoker::{MockClusterInvoker, MockDecision};
 pub use mock_invoker::{normalize_mock, MockInvoker};
 pub use registry::{AsyncMockImpl, MockImpl, MockRegistry, RegisteredImpl};
-pub use value::{empty_value, parse_mock_value, JavaType};
+pub use value::{empty_value, parse_mock_value, IntWidth, JavaType};
 
 /// Dubbo's `ConfigUtils.isEmpty`: absent, empty, or (case-insensitive) `false`, `0`, `null`,
 /// `N/A`.
