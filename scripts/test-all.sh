@@ -3,7 +3,8 @@
 # installs and starts a real ZooKeeper (standalone + a 3-node ensemble) and real Nacos-compatible
 # servers (rnacos, built once into ~/.cargo/bin), runs `cargo test --workspace` with the servers
 # REQUIRED (a missing server fails the run), runs the conformance runner on ../shared vectors
-# when present, and stops the servers it started.
+# when present, the differential tests against Dubbo 3.3.6's own classes (scripts/differential.sh),
+# and stops the servers it started.
 #
 # Env: ZK_PORT (2181), NACOS_PORT (8848), NACOS_AUTH_PORT (8850), NACOS_SHORT_PORT (8852),
 #      ZK_ENSEMBLE_BASE (21810), TEST_ARGS (extra args for cargo test).
@@ -49,11 +50,23 @@ log "starting Nacos with short instance timeouts on 127.0.0.1:$NACOS_SHORT_PORT"
 NACOS_FRESH=1 RNACOS_NAMING_HEALTH_TIMEOUT_SECOND=1 RNACOS_NAMING_INSTANCE_TIMEOUT_SECOND=2 \
     bash scripts/nacos-server.sh start "$NACOS_SHORT_PORT"
 
+# The differential-test oracle (Apache Dubbo 3.3.6 from Maven Central, javac) builds while the
+# servers settle; the peer loop below finds it up to date.
+ORACLE_LOG=$(mktemp)
+bash scripts/peers/java-oracle.sh install >"$ORACLE_LOG" 2>&1 &
+ORACLE_PID=$!
+
 # Test peers (third-party clients/providers: Java Hessian, Node/Python Dubbo and Nacos peers, ...).
 # Every scripts/peers/*.sh installs one peer, idempotently, into $DUBBO_TEST_PEERS_DIR/<name>;
 # the tests start the peer processes themselves on free 127.0.0.1 ports.
 export DUBBO_TEST_PEERS_DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
 mkdir -p "$DUBBO_TEST_PEERS_DIR"
+if ! wait "$ORACLE_PID"; then
+    cat "$ORACLE_LOG" >&2
+    log "building the differential-test oracle failed"
+    exit 1
+fi
+rm -f "$ORACLE_LOG"
 for peer in scripts/peers/*.sh; do
     [[ -f "$peer" ]] || continue
     log "installing test peer $(basename "$peer" .sh)"
@@ -90,4 +103,6 @@ if [[ -f ../shared/conformance/dubbo-vectors-public.json ]]; then
 else
     log "no ../shared/conformance: skipping the conformance runner"
 fi
+log "differential tests against Apache Dubbo 3.3.6's own classes (10,000 cases per operation)"
+bash scripts/differential.sh
 log "all tests passed"

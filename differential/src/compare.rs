@@ -91,3 +91,40 @@ pub fn first_difference(java: &Value, rust: &Value) -> String {
     }
     walk(&mut String::new(), java, rust).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn errors_are_equal_whatever_their_text() {
+        assert!(same(&error("java.lang.X", "a"), &error("rust", "b")));
+        assert!(!same(&error("java.lang.X", "a"), &json!(1)));
+    }
+
+    #[test]
+    fn numbers_compare_by_value_and_doubles_within_one_ulp() {
+        assert!(same(&json!(1), &json!(1)));
+        assert!(same(&json!(1.0), &json!(1.0)));
+        assert!(!same(&json!(1), &json!(2)));
+        let a = 1.0000000200408772e20f64;
+        let b = f64::from_bits(a.to_bits() + 1);
+        assert!(same(&json!(a), &json!(b)));
+        let c = f64::from_bits(a.to_bits() + 2);
+        assert!(!same(&json!(a), &json!(c)));
+    }
+
+    #[test]
+    fn first_difference_names_the_path() {
+        let j = json!({"a": [1, {"b": "x"}], "c": 1});
+        let r = json!({"a": [1, {"b": "y"}], "c": 1});
+        assert_eq!(first_difference(&j, &r), ".a[1].b: java \"x\", rust \"y\"");
+        assert_eq!(
+            first_difference(&json!({"a": 1}), &json!({})),
+            ".a: java 1, rust has none"
+        );
+        assert_eq!(first_difference(&j, &j), "");
+    }
+}

@@ -2,10 +2,12 @@
 
 use crate::Operation;
 
+mod configurator;
 mod hessian;
 mod lb;
 mod mock;
 mod nacos;
+mod router;
 mod url;
 
 /// Every operation, in report order.
@@ -19,6 +21,10 @@ pub fn all() -> Vec<Box<dyn Operation>> {
         Box::new(lb::Weight),
         Box::new(lb::RoundRobin),
         Box::new(lb::ConsistentHash),
+        Box::new(router::Condition),
+        Box::new(router::ConditionYaml),
+        Box::new(router::Tag),
+        Box::new(configurator::Configure),
         Box::new(mock::MockValue),
         Box::new(mock::Merge),
         Box::new(hessian::JavaToRust),

@@ -27,7 +27,7 @@
 use std::sync::Arc;
 
 use registry_core::Url;
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 use super::condition_match::{scalar, ConditionMatch};
 use super::configurator::Configurator;
@@ -56,7 +56,7 @@ pub fn parse_configurators(raw: &str) -> Result<Vec<ParsedConfigurator>, RouterE
     if let Some(urls) = parse_json_array(raw) {
         return Ok(urls);
     }
-    let docs = YamlLoader::load_from_str(raw).map_err(|e| RouterError::Yaml(e.to_string()))?;
+    let docs = crate::router::rule_doc::load_yaml(raw)?;
     let doc = docs.into_iter().next().unwrap_or(Yaml::Null);
     if doc.as_hash().is_none() {
         return Err(RouterError::Yaml("the top level is not a map".into()));

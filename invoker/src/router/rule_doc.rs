@@ -2,7 +2,7 @@
 //! `TagRuleParser`; routers.md R3.2, R4.1): the fields as Java reads them, before the
 //! conditions are compiled.
 
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 use crate::router::RouterError;
 
@@ -121,8 +121,102 @@ pub struct TagDoc {
     pub tags: Vec<TagSpec>,
 }
 
+/// Loads rule YAML as Dubbo's reader (SnakeYAML) does it: a character outside YAML's
+/// printable set (controls other than tab, line feed and carriage return; DEL; C1 controls but
+/// NEL; U+FFFE/U+FFFF) makes the whole text unreadable, whatever the parser would make of it.
+pub(crate) fn load_yaml(raw: &str) -> Result<Vec<Yaml>, RouterError> {
+    let printable = |c: char| {
+        matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
+            || c >= '\u{10000}'
+    };
+    if let Some(c) = raw.chars().find(|c| !printable(*c)) {
+        return Err(RouterError::Yaml(format!(
+            "special character U+{:04X} is not allowed",
+            u32::from(c)
+        )));
+    }
+    let mut tree = TreeBuilder::default();
+    yaml_rust2::parser::Parser::new(raw.chars())
+        .load(&mut tree, true)
+        .map_err(|e| RouterError::Yaml(e.to_string()))?;
+    Ok(tree.docs)
+}
+
+/// Builds YAML documents from parser events as SnakeYAML's default loader does: a key seen
+/// twice in one mapping keeps its last value (yaml-rust2's own loader refuses the text).
+#[derive(Default)]
+struct TreeBuilder {
+    docs: Vec<Yaml>,
+    /// Open collections; a mapping carries its pending key.
+    open: Vec<(Yaml, Option<Yaml>)>,
+    anchors: std::collections::HashMap<usize, Yaml>,
+    /// Anchor ids of the open collections, in `open` order.
+    open_anchors: Vec<usize>,
+}
+
+impl TreeBuilder {
+    fn add(&mut self, node: Yaml, anchor: usize) {
+        if anchor > 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.open.last_mut() {
+            None => self.docs.push(node),
+            Some((Yaml::Array(items), _)) => items.push(node),
+            Some((Yaml::Hash(map), key)) => match key.take() {
+                None => *key = Some(node),
+                Some(k) => {
+                    // Last one wins, in the first one's place.
+                    map.insert(k, node);
+                }
+            },
+            Some(_) => {}
+        }
+    }
+}
+
+impl yaml_rust2::parser::MarkedEventReceiver for TreeBuilder {
+    fn on_event(&mut self, ev: yaml_rust2::Event, _mark: yaml_rust2::scanner::Marker) {
+        use yaml_rust2::scanner::TScalarStyle;
+        use yaml_rust2::Event;
+        match ev {
+            Event::SequenceStart(anchor, _) => {
+                self.open.push((Yaml::Array(Vec::new()), None));
+                self.open_anchors.push(anchor);
+            }
+            Event::MappingStart(anchor, _) => {
+                self.open
+                    .push((Yaml::Hash(yaml_rust2::yaml::Hash::new()), None));
+                self.open_anchors.push(anchor);
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let (Some((node, _)), Some(anchor)) = (self.open.pop(), self.open_anchors.pop())
+                {
+                    self.add(node, anchor);
+                }
+            }
+            Event::Scalar(text, style, anchor, _) => {
+                let node = if style == TScalarStyle::Plain {
+                    Yaml::from_str(&text)
+                } else {
+                    Yaml::String(text)
+                };
+                self.add(node, anchor);
+            }
+            Event::Alias(id) => {
+                let node = self.anchors.get(&id).cloned().unwrap_or(Yaml::BadValue);
+                self.add(node, 0);
+            }
+            Event::Nothing
+            | Event::StreamStart
+            | Event::StreamEnd
+            | Event::DocumentStart
+            | Event::DocumentEnd => {}
+        }
+    }
+}
+
 fn load_map(raw: &str) -> Result<Yaml, RouterError> {
-    let docs = YamlLoader::load_from_str(raw).map_err(|e| RouterError::Yaml(e.to_string()))?;
+    let docs = load_yaml(raw)?;
     match docs.into_iter().next() {
         Some(y @ Yaml::Hash(_)) => Ok(y),
         Some(_) => Err(RouterError::Yaml("the top level is not a map".into())),

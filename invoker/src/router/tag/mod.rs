@@ -61,9 +61,6 @@ impl TagRule {
         for t in &self.doc.tags {
             if let Some(addrs) = t.addresses.as_ref().filter(|a| !a.is_empty()) {
                 by_name.insert(t.name.clone(), addrs.clone());
-                for a in addrs {
-                    add_all(a, &mut all);
-                }
             }
         }
         for t in &self.doc.tags {
@@ -83,10 +80,14 @@ impl TagRule {
                 }
             }
             if !addrs.is_empty() {
-                for a in &addrs {
-                    add_all(a, &mut all);
-                }
                 by_name.insert(t.name.clone(), addrs);
+            }
+        }
+        // Java's getAddresses() is the union over tagnameToAddresses: a later tag of the same
+        // name replaces the earlier one's addresses there, so they tag nothing any more.
+        for t in &self.doc.tags {
+            for a in by_name.get(&t.name).into_iter().flatten() {
+                add_all(a, &mut all);
             }
         }
         ResolvedTags {
