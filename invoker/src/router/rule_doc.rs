@@ -165,8 +165,13 @@ impl TreeBuilder {
             Some((Yaml::Hash(map), key)) => match key.take() {
                 None => *key = Some(node),
                 Some(k) => {
-                    // Last one wins, in the first one's place.
-                    map.insert(k, node);
+                    // Last one wins, in the first one's place (Java's LinkedHashMap.put).
+                    match map.get_mut(&k) {
+                        Some(v) => *v = node,
+                        None => {
+                            map.insert(k, node);
+                        }
+                    }
                 }
             },
             Some(_) => {}
@@ -474,6 +479,27 @@ pub fn is_script_rule(raw: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_is_read_as_snakeyaml_reads_it() {
+        // Found by the differential tests against ServiceStateRouter / ConfigParser.
+        // A non-printable character makes the whole text unreadable.
+        assert!(load_yaml("conditions:\n  - ' => group != \u{7f}'\n").is_err());
+        assert!(load_yaml("a: \u{0}\n").is_err());
+        assert!(load_yaml("a: 'tab\tand nbsp\u{a0} ok'\n").is_ok());
+        // A duplicate key keeps its last value, in the first one's place.
+        let docs = load_yaml("a: 1\nb: 2\na: 3\n").unwrap();
+        let h = docs[0].as_hash().unwrap();
+        let pairs: Vec<(String, i64)> = h
+            .iter()
+            .map(|(k, v)| (k.as_str().unwrap().to_owned(), v.as_i64().unwrap()))
+            .collect();
+        assert_eq!(pairs, vec![("a".to_owned(), 3), ("b".to_owned(), 2)]);
+        // Anchors and aliases still resolve; nesting is kept.
+        let docs = load_yaml("x: &v [1, {y: 2}]\nz: *v\n").unwrap();
+        assert_eq!(docs[0]["z"], docs[0]["x"]);
+        assert_eq!(docs[0]["x"][1]["y"].as_i64(), Some(2));
+    }
 
     #[test]
     fn condition_versions() {
