@@ -144,12 +144,12 @@ fn call() -> BoxedStrategy<(String, Vec<String>, BTreeMap<String, String>)> {
         proptest::option::of(select(&["a", "b"][..])),
         proptest::option::of(select(&["true", "false"][..])),
     )
-        .prop_map(|(m, args, tag, foo, force)| {
+        .prop_map(|(m, args, tag, custom, force)| {
             let mut att = BTreeMap::new();
             if let Some(t) = tag {
                 att.insert("dubbo.tag".to_owned(), t.to_owned());
             }
-            if let Some(f) = foo {
+            if let Some(f) = custom {
                 att.insert("foo".to_owned(), f.to_owned());
             }
             if let Some(f) = force {
