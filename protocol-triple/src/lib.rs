@@ -54,6 +54,6 @@ pub use error::TripleError;
 pub use factory::{TripleInvokerFactory, DEFAULT_PORT};
 pub use headers::{BaseHeaders, CONTENT_TYPE_PROTO};
 pub use idl::{IdlMethod, ProtoSchema};
-pub use invoker::{TripleInvoker, DEFAULT_PAYLOAD, DEFAULT_TIMEOUT_MS};
+pub use invoker::{TripleInvoker, TripleLimits, DEFAULT_PAYLOAD, DEFAULT_TIMEOUT_MS};
 pub use payload::{IdlService, PayloadMode};
 pub use status::Code;

@@ -8,6 +8,7 @@
 
 pub mod contract;
 pub mod nacos;
+pub mod peak_rss;
 pub mod proxy;
 pub mod recording;
 
