@@ -510,19 +510,18 @@ fn consistent_hash_reselect_walks_the_ring() {
 
 #[test]
 fn consistent_hash_bounds_what_hash_nodes_asks_for() {
-    // A provider URL (or an override) asking for 2^31-1 virtual nodes per invoker: Java builds
-    // them all (billions of TreeMap entries); here the ring stops at the limits.
+    // A provider URL (or an override) may ask for any number of virtual nodes per invoker
+    // (Java builds them all: `hash.nodes=2147483647` is billions of TreeMap entries); here
+    // the ring stops at the limits (100,000 asked for: 16,384 built).
     let lb = ConsistentHashLoadBalance::new();
-    let s = ch_set(3, "&hash.nodes=2147483647");
+    let s = ch_set(3, "&hash.nodes=100000");
     let key = s.service_key().clone();
-    let start = std::time::Instant::now();
     let call = arg_call("m", json!(["user-1"]));
     let first = lb.select(&s, &call).unwrap();
     assert_eq!(lb.select(&s, &call), Some(first));
     let (replicas, points) = lb.ring_size(&key, "m").unwrap();
     assert_eq!(replicas, DEFAULT_MAX_REPLICAS);
     assert!(points <= 3 * DEFAULT_MAX_REPLICAS as usize, "{points}");
-    assert!(start.elapsed() < std::time::Duration::from_secs(30));
 
     // Tighter limits: the ring shrinks with the number of invokers, never below 4 nodes each.
     let lb = ConsistentHashLoadBalance::with_limits(1024, 2048);
