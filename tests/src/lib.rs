@@ -11,6 +11,7 @@ pub mod nacos;
 pub mod peak_rss;
 pub mod proxy;
 pub mod recording;
+pub mod stalled;
 
 use std::collections::BTreeSet;
 use std::future::Future;

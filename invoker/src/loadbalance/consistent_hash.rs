@@ -244,8 +244,12 @@ impl ConsistentHashLoadBalance {
             .iter()
             .map(|i| i.url().address().unwrap_or_default())
             .collect();
-        let replicas =
-            effective_replicas(replicas, addresses.len(), self.max_replicas, self.max_points);
+        let replicas = effective_replicas(
+            replicas,
+            addresses.len(),
+            self.max_replicas,
+            self.max_points,
+        );
         let points = ring_points(addresses.iter().map(String::as_str), replicas);
         let (index, shift) = Ring::index(&points);
         Ring {
@@ -403,7 +407,10 @@ mod tests {
     fn replicas_are_bounded() {
         assert_eq!(effective_replicas(160, 5, 16_384, 1 << 23), 160);
         assert_eq!(effective_replicas(i64::MAX, 3, 16_384, 1 << 23), 16_384);
-        assert_eq!(effective_replicas(2_147_483_647, 3, 16_384, 1 << 23), 16_384);
+        assert_eq!(
+            effective_replicas(2_147_483_647, 3, 16_384, 1 << 23),
+            16_384
+        );
         // 50,000 providers at the default fit; 100,000 get fewer nodes each.
         assert_eq!(effective_replicas(160, 50_000, 16_384, 1 << 23), 160);
         assert_eq!(effective_replicas(160, 100_000, 16_384, 1 << 23), 80);
