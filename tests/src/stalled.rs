@@ -38,6 +38,7 @@ pub fn stalled_listeners(n: usize) -> Stalled {
         ports: Vec::with_capacity(n),
         fillers: Vec::new(),
     };
+    let mut addrs = Vec::with_capacity(n);
     for _ in 0..n {
         let socket = TcpSocket::new_v4().expect("socket");
         socket
@@ -45,15 +46,39 @@ pub fn stalled_listeners(n: usize) -> Stalled {
             .expect("bind");
         let listener = socket.listen(0).expect("listen");
         let addr: SocketAddr = listener.local_addr().expect("local address");
-        // Fill the queue: connects succeed until it is full, then one times out.
-        for _ in 0..4 {
-            match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
-                Ok(s) => out.fillers.push(s),
-                Err(_) => break,
-            }
-        }
+        addrs.push(addr);
         out.ports.push(addr.port());
         out.listeners.push(listener);
+    }
+    // Fill the queues: connects succeed until a queue is full, then one times out. All
+    // listeners at once, a few rounds.
+    let mut open: Vec<SocketAddr> = addrs;
+    for _ in 0..4 {
+        if open.is_empty() {
+            break;
+        }
+        let results: Vec<(SocketAddr, Option<TcpStream>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = open
+                .iter()
+                .map(|a| {
+                    let a = *a;
+                    scope.spawn(move || {
+                        (
+                            a,
+                            TcpStream::connect_timeout(&a, Duration::from_millis(150)).ok(),
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        open.clear();
+        for (a, s) in results {
+            if let Some(s) = s {
+                out.fillers.push(s);
+                open.push(a);
+            }
+        }
     }
     out
 }
