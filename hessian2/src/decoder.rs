@@ -548,7 +548,8 @@ impl<'a> Decoder<'a> {
             }
             None => {
                 if self.refs.len() >= INLINE_TABLE {
-                    self.charge(size_of::<usize>(), start)?;
+                    // The spilled table doubles as it grows: twice the entry, amortized.
+                    self.charge(2 * size_of::<usize>(), start)?;
                 }
                 self.refs.push(start);
                 u32::try_from(self.refs.len() - 1).unwrap_or(u32::MAX)

@@ -21,8 +21,9 @@ use crate::value::Value;
 const NODE: usize = size_of::<Json>();
 /// A JSON object's first B-tree node (11 entries of key and value, plus its header).
 const MAP_NODE: usize = 11 * (size_of::<String>() + NODE) + 16;
-/// What each further entry of a JSON object adds, with B-tree nodes about half full.
-const MAP_ENTRY: usize = 2 * (size_of::<String>() + NODE);
+/// What each further entry of a JSON object adds: B-tree nodes are at least five-elevenths
+/// full, plus their share of the inner nodes.
+const MAP_ENTRY: usize = 3 * (size_of::<String>() + NODE);
 
 /// Length of the padded base64 text of `n` bytes.
 fn base64_len(n: usize) -> usize {
