@@ -42,7 +42,8 @@ pub struct TripleLimits {
     /// The largest `payload` a URL may set (bytes; default 8 MiB): a URL may lower the message
     /// limit, not raise it past this. At most `u32::MAX` (the gRPC length prefix).
     pub max_payload: usize,
-    /// Bounds of the Hessian2 decoder for wrapper-mode results (depth, lengths, memory budget).
+    /// Bounds of the Hessian2 decoder for wrapper-mode results (depth, lengths, memory budget);
+    /// its memory budget also bounds IDL-mode results (a protobuf message and its JSON form).
     pub hessian: hessian2::Limits,
     /// Methods whose request path (and IDL descriptor) an invoker keeps; calls of further
     /// method names work the same but compute it each time (default 1024: the names come from
@@ -280,7 +281,7 @@ impl TripleInvoker {
             });
         }
         match &entry.idl {
-            Some(m) => m.decode_result(reply.message),
+            Some(m) => m.decode_result_with(reply.message, self.limits.hessian),
             None => wrapper_codec::decode_result_with(reply.message, self.limits.hessian),
         }
     }

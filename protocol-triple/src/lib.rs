@@ -49,6 +49,7 @@ mod factory;
 pub mod frame;
 mod headers;
 pub mod idl;
+mod idl_cost;
 mod invoker;
 mod payload;
 pub mod status;
