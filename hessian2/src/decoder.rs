@@ -3,11 +3,10 @@
 //! Reads every form Java's `Hessian2Input` reads. Class definitions (`C`), list/map type names
 //! and the reference table (`Q`) persist across reads, as within one Dubbo2 body. Class, field
 //! and type names are kept once per definition and shared ([`Arc<str>`]) by every value that
-//! uses them. A `Q` to a
-//! finished list/map/object is expanded into a copy by decoding the referenced bytes again
-//! (nothing is cloned or kept for values that are never referenced); a `Q` to one still being
-//! read (a cycle) becomes [`Value::Ref`] with the index the copy has in the decoded output, so
-//! encoding the result again writes a valid stream. Every length and the nesting depth are
+//! uses them. A `Q` to a finished list/map/object is expanded into a copy by decoding the
+//! referenced bytes again (nothing is cloned or kept for values that are never referenced); a
+//! `Q` to one still being read (a cycle) becomes [`Value::Ref`] with the index the copy has in
+//! the decoded output, so encoding the result again writes a valid stream. Every length and the nesting depth are
 //! checked against [`Limits`], and re-reading for references counts against
 //! [`Limits::max_len`] too, so no input can make it panic, recurse without bound or expand
 //! exponentially.
