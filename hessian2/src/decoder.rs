@@ -76,6 +76,8 @@ pub struct Decoder<'a> {
     used: usize,
     /// Reused buffer for decoding names before they are shared.
     scratch: String,
+    /// Reading for [`Decoder::read_json`]: the JSON form is charged too.
+    json: bool,
 }
 
 /// The kind of a string chunk header.
@@ -106,6 +108,7 @@ impl<'a> Decoder<'a> {
             budget: limits.memory_budget(buf.len()),
             used: 0,
             scratch: String::new(),
+            json: false,
         }
     }
 
@@ -156,10 +159,10 @@ impl<'a> Decoder<'a> {
     /// expanded, cycles cut (a back-reference to an ancestor becomes `null`). The JSON form is
     /// charged to the memory budget too, before it is built.
     pub fn read_json(&mut self) -> Result<serde_json::Value, Error> {
-        let start = self.pos;
-        let v = self.read()?;
-        self.charge(v.json_cost(true), start)?;
-        Ok(v.into_json())
+        self.json = true;
+        let v = self.read();
+        self.json = false;
+        Ok(v?.into_json())
     }
 
     /// Reads a string (not `null`).
@@ -474,20 +477,24 @@ impl<'a> Decoder<'a> {
     /// One value. This function, [`Decoder::list`], [`Decoder::map`] and [`Decoder::object`]
     /// are the recursion, so they stay small: scalars and headers are read by functions of
     /// their own (each level of nesting costs their frames only, which matters for
-    /// `max_depth` levels on a 2 MiB thread stack in an unoptimized build).
+    /// `max_depth` levels on a 2 MiB thread stack in an unoptimized build). When the value is
+    /// read for its JSON form, each value's own JSON node is charged as it is made.
     fn value(&mut self) -> Result<Value, Error> {
         let (tag, start) = self.value_tag()?;
-        match tag {
+        let v = match tag {
             0x70..=0x7f | b'V' | b'X' | b'U' | b'W' => self.list(tag, start),
             b'H' | b'M' => self.map(tag, start),
             b'O' | 0x60..=0x6f => self.object(tag, start),
             b'Q' => self.reference(start),
             _ => self.scalar(tag, start),
+        }?;
+        if self.json {
+            self.charge(v.json_node_cost(), start)?;
         }
+        Ok(v)
     }
 
     /// The tag of the next value and its offset, after any class definitions before it.
-    #[inline(never)]
     fn value_tag(&mut self) -> Result<(u8, usize), Error> {
         let mut start = self.pos;
         let mut tag = self.byte("value")?;
@@ -502,7 +509,6 @@ impl<'a> Decoder<'a> {
     }
 
     /// A value that holds no other values.
-    #[inline(never)]
     fn scalar(&mut self, tag: u8, start: usize) -> Result<Value, Error> {
         Ok(match tag {
             b'N' => Value::Null,
@@ -649,7 +655,6 @@ impl<'a> Decoder<'a> {
     }
 
     /// True when another element of a `Z`-terminated list or map follows; consumes the `Z`.
-    #[inline(never)]
     fn more(&mut self, context: &'static str) -> Result<bool, Error> {
         match self.peek() {
             Some(b'Z') => {
@@ -753,7 +758,6 @@ impl<'a> Decoder<'a> {
     }
 
     /// The shared name of field `i` of class definition `idx`.
-    #[inline(never)]
     fn field_name(&self, idx: usize, i: usize) -> Arc<str> {
         match self.classes.get(idx).and_then(|d| d.fields.get(i)) {
             Some(name) => name.clone(),
@@ -870,37 +874,21 @@ impl<'a> Decoder<'a> {
             };
             total += units;
             self.check_len(total, "string", start)?;
-            self.reserve_str(out, units, high.is_some(), start)?;
-            self.chunk(units, out, &mut high)?;
+            self.chunk(units, out, &mut high, start)?;
             if last {
                 break;
             }
             tag = self.byte("string")?;
         }
         if high.is_some() {
-            self.reserve_str(out, 1, true, start)?;
+            self.grow_str(out, 3, start)?;
             out.push(char::REPLACEMENT_CHARACTER);
         }
         Ok(())
     }
 
-    /// Makes room in `out` for the text of `units` more UTF-16 units (one byte each when they
-    /// are ASCII and no surrogate is pending, at most three otherwise), charging the growth of
-    /// its capacity first.
-    fn reserve_str(
-        &mut self,
-        out: &mut String,
-        units: usize,
-        pending_surrogate: bool,
-        at: usize,
-    ) -> Result<(), Error> {
-        let rest = self.buf.get(self.pos..).unwrap_or_default();
-        let ascii = !pending_surrogate && rest.get(..units).is_some_and(<[u8]>::is_ascii);
-        let bytes = if ascii {
-            units
-        } else {
-            units.saturating_mul(3)
-        };
+    /// Makes room in `out` for `bytes` more bytes, charging the growth of its capacity first.
+    fn grow_str(&mut self, out: &mut String, bytes: usize, at: usize) -> Result<(), Error> {
         let need = out.len().saturating_add(bytes);
         if need > out.capacity() {
             let cap = need.max(out.capacity().saturating_mul(2));
@@ -917,18 +905,22 @@ impl<'a> Decoder<'a> {
         units: usize,
         out: &mut String,
         high: &mut Option<u32>,
+        start: usize,
     ) -> Result<(), Error> {
         if units > self.buf.len() - self.pos {
             return Err(self.eof("string"));
         }
-        // Fast path: plain ASCII.
+        // Fast path: plain ASCII, one byte per unit.
         let rest = &self.buf[self.pos..];
         if high.is_none() && rest[..units].is_ascii() {
+            self.grow_str(out, units, start)?;
             // ASCII is valid UTF-8.
             out.push_str(std::str::from_utf8(&rest[..units]).unwrap_or_default());
             self.pos += units;
             return Ok(());
         }
+        // At most three bytes per unit, and a replacement for a pending lone surrogate.
+        self.grow_str(out, units.saturating_mul(3).saturating_add(3), start)?;
         let mut left = units;
         while left > 0 {
             let at = self.pos;

@@ -52,9 +52,9 @@ impl Value {
             Value::Object { class, fields } => {
                 let mut m = Map::new();
                 for (k, v) in fields {
-                    m.insert(k.to_string(), v.to_json());
+                    m.insert(String::from(&**k), v.to_json());
                 }
-                m.insert("class".to_owned(), Json::String(class.to_string()));
+                m.insert("class".to_owned(), Json::String(String::from(&**class)));
                 Json::Object(m)
             }
         }
@@ -81,9 +81,9 @@ impl Value {
             Value::Object { class, fields } => {
                 let mut m = Map::new();
                 for (k, v) in fields {
-                    m.insert(k.to_string(), v.into_json());
+                    m.insert(String::from(&*k), v.into_json());
                 }
-                m.insert("class".to_owned(), Json::String(class.to_string()));
+                m.insert("class".to_owned(), Json::String(String::from(&*class)));
                 Json::Object(m)
             }
             other => other.to_json(),
@@ -134,6 +134,27 @@ impl Value {
                     acc.saturating_add(MAP_ENTRY)
                         .saturating_add(k.len())
                         .saturating_add(v.json_cost(moved))
+                })
+            }
+            _ => NODE,
+        }
+    }
+
+    /// The memory of this value's own JSON node, as [`Value::into_json`] builds it, without
+    /// the nodes of the values it holds (the decoder charges each value's node as it makes
+    /// the value, so the sum over a decoded tree is `json_cost(true)` of the tree).
+    pub(crate) fn json_node_cost(&self) -> usize {
+        match self {
+            Value::Binary(b) => NODE.saturating_add(base64_len(b.len())),
+            Value::Map { entries, .. } => entries.iter().fold(NODE + MAP_NODE, |acc, (k, _)| {
+                acc.saturating_add(MAP_ENTRY)
+                    .saturating_add(k.key_cost(true))
+            }),
+            Value::Object { class, fields } => {
+                let head = (NODE + MAP_NODE + MAP_ENTRY + "class".len() + NODE)
+                    .saturating_add(class.len());
+                fields.iter().fold(head, |acc, (k, _)| {
+                    acc.saturating_add(MAP_ENTRY).saturating_add(k.len())
                 })
             }
             _ => NODE,
