@@ -24,6 +24,7 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::limits::Limits;
 use crate::small_stack::SmallStack;
+use crate::to_json::{json_entry_cost, json_object_cost, JSON_MAP, JSON_NODE};
 use crate::value::Value;
 
 /// At most this many elements are reserved ahead of reading them.
@@ -49,6 +50,8 @@ enum RefTarget {
 struct ClassDef {
     name: Arc<str>,
     fields: Vec<Arc<str>>,
+    /// What an instance's JSON object costs besides its field values.
+    json_cost: usize,
 }
 
 /// One Hessian 2.0 input stream over a byte slice.
@@ -481,21 +484,35 @@ impl<'a> Decoder<'a> {
     /// read for its JSON form, each value's own JSON node is charged as it is made.
     fn value(&mut self) -> Result<Value, Error> {
         let (tag, start) = self.value_tag()?;
-        let v = match tag {
+        if self.json {
+            // The value's own JSON node; maps, objects and binaries charge the rest of theirs.
+            self.charge(JSON_NODE, start)?;
+        }
+        match tag {
             0x70..=0x7f | b'V' | b'X' | b'U' | b'W' => self.list(tag, start),
             b'H' | b'M' => self.map(tag, start),
             b'O' | 0x60..=0x6f => self.object(tag, start),
             b'Q' => self.reference(start),
             _ => self.scalar(tag, start),
-        }?;
-        if self.json {
-            self.charge(v.json_node_cost(), start)?;
         }
-        Ok(v)
     }
 
     /// The tag of the next value and its offset, after any class definitions before it.
+    #[inline]
     fn value_tag(&mut self) -> Result<(u8, usize), Error> {
+        let start = self.pos;
+        match self.buf.get(start) {
+            Some(&tag) if tag != b'C' => {
+                self.pos += 1;
+                Ok((tag, start))
+            }
+            _ => self.value_tag_after_defs(),
+        }
+    }
+
+    /// [`Decoder::value_tag`] when class definitions come first (or the input ended).
+    #[inline(never)]
+    fn value_tag_after_defs(&mut self) -> Result<(u8, usize), Error> {
         let mut start = self.pos;
         let mut tag = self.byte("value")?;
         // Class definitions precede the value they are for (a loop, not recursion: a long run
@@ -525,7 +542,14 @@ impl<'a> Decoder<'a> {
             b'J' => Value::Date(i64::from_be_bytes(self.array("date")?)),
             b'K' => Value::Date(i64::from(i32::from_be_bytes(self.array("date")?)) * 60_000),
             t if is_string_tag(t) => Value::String(self.string(t)?),
-            0x20..=0x2f | 0x34..=0x37 | b'B' | b'A' => Value::Binary(self.binary(tag)?),
+            0x20..=0x2f | 0x34..=0x37 | b'B' | b'A' => {
+                let b = self.binary(tag)?;
+                if self.json {
+                    // Its base64 text.
+                    self.charge(b.len().div_ceil(3).saturating_mul(4), start)?;
+                }
+                Value::Binary(b)
+            }
             _ => {
                 return Err(Error::UnexpectedTag {
                     tag,
@@ -673,9 +697,15 @@ impl<'a> Decoder<'a> {
             self.check_len(entries.len() + 1, "map", start)?;
             let k = self.value()?;
             let v = self.value()?;
+            if self.json {
+                self.charge(json_entry_cost(&k), start)?;
+            }
             self.push_charged(&mut entries, (k, v), start)?;
         }
         self.end();
+        if self.json {
+            self.charge(JSON_MAP, start)?;
+        }
         Ok(Value::Map { type_name, entries })
     }
 
@@ -707,7 +737,13 @@ impl<'a> Decoder<'a> {
         }
         if self.replay_next.is_none() {
             let mut classes = std::mem::take(&mut self.classes);
-            let r = self.push_charged(&mut classes, ClassDef { name, fields }, start);
+            let json_cost = json_object_cost(&name, &fields);
+            let def = ClassDef {
+                name,
+                fields,
+                json_cost,
+            };
+            let r = self.push_charged(&mut classes, def, start);
             self.classes = classes;
             r?;
         }
@@ -748,12 +784,17 @@ impl<'a> Decoder<'a> {
         // The instance shares the definition's names: reference counts, no copies.
         let class = def.name.clone();
         let n = def.fields.len();
+        let json_cost = if self.json { def.json_cost } else { 0 };
         // Every field value takes at least one byte: the slots are backed by the input.
         if n > self.buf.len() - self.pos {
             return Err(self.eof("object"));
         }
         self.begin(start)?;
-        self.charge(n.saturating_mul(size_of::<(Arc<str>, Value)>()), start)?;
+        self.charge(
+            n.saturating_mul(size_of::<(Arc<str>, Value)>())
+                .saturating_add(json_cost),
+            start,
+        )?;
         Ok((idx, class, Vec::with_capacity(n)))
     }
 

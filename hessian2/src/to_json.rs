@@ -11,6 +11,7 @@
 //! costs before anything is built.
 
 use std::mem::size_of;
+use std::sync::Arc;
 
 use serde_json::{Map, Number, Value as Json};
 
@@ -24,6 +25,26 @@ const MAP_NODE: usize = 11 * (size_of::<String>() + NODE) + 16;
 /// What each further entry of a JSON object adds: B-tree nodes are at least five-elevenths
 /// full, plus their share of the inner nodes.
 const MAP_ENTRY: usize = 3 * (size_of::<String>() + NODE);
+
+/// One JSON node (what the decoder charges for every value read for its JSON form).
+pub(crate) const JSON_NODE: usize = NODE;
+/// A JSON object's first node (charged per map by the decoder).
+pub(crate) const JSON_MAP: usize = MAP_NODE;
+
+/// What one map entry with key `k` adds to a JSON object (charged by the decoder).
+pub(crate) fn json_entry_cost(k: &Value) -> usize {
+    MAP_ENTRY.saturating_add(k.key_cost(true))
+}
+
+/// What the JSON object of one instance of class `class` with fields `names` costs besides
+/// its field values: the object, its `"class"` entry and a copy of every name (charged by the
+/// decoder per instance; computed once per class definition).
+pub(crate) fn json_object_cost(class: &str, names: &[Arc<str>]) -> usize {
+    let head = (NODE + MAP_NODE + MAP_ENTRY + "class".len() + NODE).saturating_add(class.len());
+    names.iter().fold(head, |acc, k| {
+        acc.saturating_add(MAP_ENTRY).saturating_add(k.len())
+    })
+}
 
 /// Length of the padded base64 text of `n` bytes.
 fn base64_len(n: usize) -> usize {
@@ -134,27 +155,6 @@ impl Value {
                     acc.saturating_add(MAP_ENTRY)
                         .saturating_add(k.len())
                         .saturating_add(v.json_cost(moved))
-                })
-            }
-            _ => NODE,
-        }
-    }
-
-    /// The memory of this value's own JSON node, as [`Value::into_json`] builds it, without
-    /// the nodes of the values it holds (the decoder charges each value's node as it makes
-    /// the value, so the sum over a decoded tree is `json_cost(true)` of the tree).
-    pub(crate) fn json_node_cost(&self) -> usize {
-        match self {
-            Value::Binary(b) => NODE.saturating_add(base64_len(b.len())),
-            Value::Map { entries, .. } => entries.iter().fold(NODE + MAP_NODE, |acc, (k, _)| {
-                acc.saturating_add(MAP_ENTRY)
-                    .saturating_add(k.key_cost(true))
-            }),
-            Value::Object { class, fields } => {
-                let head = (NODE + MAP_NODE + MAP_ENTRY + "class".len() + NODE)
-                    .saturating_add(class.len());
-                fields.iter().fold(head, |acc, (k, _)| {
-                    acc.saturating_add(MAP_ENTRY).saturating_add(k.len())
                 })
             }
             _ => NODE,
