@@ -316,17 +316,26 @@ impl<'a> Decoder<'a> {
 
     // ----- internals -----
 
-    /// Charges `bytes` to the memory budget (before they are allocated).
+    /// Charges `bytes` to the memory budget (before they are allocated); a charge that would
+    /// pass it is refused and not counted.
+    #[inline]
     fn charge(&mut self, bytes: usize, offset: usize) -> Result<(), Error> {
-        self.used = self.used.saturating_add(bytes);
-        if self.used > self.budget {
-            return Err(Error::OverBudget {
-                offset,
-                input: self.buf.len(),
-                limit: self.budget,
-            });
+        let used = self.used.saturating_add(bytes);
+        if used > self.budget {
+            return Err(self.over_budget(offset));
         }
+        self.used = used;
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn over_budget(&self, offset: usize) -> Error {
+        Error::OverBudget {
+            offset,
+            input: self.buf.len(),
+            limit: self.budget,
+        }
     }
 
     /// Pushes onto `v`, charging the growth of its capacity first (doubling, at least 4).
