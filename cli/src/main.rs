@@ -5,6 +5,7 @@ mod cmd;
 mod config_factory;
 mod conformance;
 mod registry_factory;
+mod safe_text;
 
 use clap::{Parser, Subcommand};
 
@@ -60,7 +61,8 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors can quote a registry's or a provider's text.
+            eprintln!("error: {}", safe_text::escape(&format!("{e:#}")));
             std::process::ExitCode::from(2)
         }
     }

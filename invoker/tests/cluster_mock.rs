@@ -479,3 +479,46 @@ async fn async_impl_mock_answers_when_its_future_completes() {
         .message
         .contains("asynchronously"));
 }
+
+/// A mock string is read (decoded, normalized, its value parsed) once per value and return
+/// type, not per call; what depends on the mock registry is still decided per call.
+#[tokio::test]
+async fn mock_values_are_read_once_not_per_call() {
+    use invoker::mock::MockClusterInvoker;
+    use invoker::rpc::Invoker;
+    let p = Scripted::new(0, ok("real"));
+    let dir = directory(
+        consumer("mock=force:return [1,2,3]&other.mock=force:throw com.foo.LaterEx"),
+        std::slice::from_ref(&p),
+    );
+    let m = MockClusterInvoker::new(dir, p.clone(), Arc::new(MockRegistry::new()));
+    for _ in 0..100 {
+        let r = m.invoke(&call("m")).await.unwrap();
+        assert_eq!(r.value, json!([1, 2, 3]));
+    }
+    assert_eq!(m.mock_values().parsed(), 1, "read once for 100 calls");
+    let typed = call("m").with_return_type("java.util.List");
+    for _ in 0..10 {
+        m.invoke(&typed).await.unwrap();
+    }
+    assert_eq!(
+        m.mock_values().parsed(),
+        2,
+        "another return type: read once more"
+    );
+    assert_eq!(p.calls(), 0);
+    // `throw`: the class is looked up per call, so a later registration counts.
+    let e = m.invoke(&call("other")).await.unwrap_err();
+    assert!(!e.is_biz(), "{e}");
+    let reg = Arc::new(MockRegistry::new());
+    let dir = directory(
+        consumer("mock=force:throw com.foo.LaterEx"),
+        std::slice::from_ref(&p),
+    );
+    let m = MockClusterInvoker::new(dir, p.clone(), reg.clone());
+    assert!(!m.invoke(&call("m")).await.unwrap_err().is_biz());
+    reg.register_exception("com.foo.LaterEx");
+    let e = m.invoke(&call("m")).await.unwrap_err();
+    assert_eq!(e.exception_class.as_deref(), Some("com.foo.LaterEx"));
+    assert_eq!(m.mock_values().parsed(), 1);
+}

@@ -30,6 +30,8 @@ use registry_core::Url;
 use serde_json::{json, Value};
 
 use crate::registry_factory::{self, REGISTRY_URL_HELP};
+use crate::safe_text::{escape, escape_keep_lines};
+use registry_core::url::secret::redact;
 
 /// Registry URL schemes (anything else is a provider URL).
 const REGISTRY_PROTOCOLS: &[&str] = &["zookeeper", "nacos", "memory"];
@@ -40,14 +42,23 @@ const DEFAULT_RETRIES: i64 = 2;
 #[derive(Debug, clap::Args)]
 #[command(after_help = REGISTRY_URL_HELP)]
 pub struct Args {
-    /// A registry URL (zookeeper://127.0.0.1:2181, nacos://127.0.0.1:8848, ...) or a provider
-    /// URL `dubbo://host:port[/SERVICE][?params]`.
+    /// TARGET: a registry URL (zookeeper://127.0.0.1:2181, nacos://127.0.0.1:8848, ...) or a
+    /// provider URL `dubbo://host:port[/SERVICE][?params]`; when the first argument is not a
+    /// URL, TARGET is left out and the registry comes from --registry-file or
+    /// $DUBBO_REGISTRY. SERVICE: the service interface, e.g.
+    /// org.apache.dubbo.demo.DemoService. METHOD: the method name. ARGS_JSON: the arguments,
+    /// a JSON array (default []).
+    #[arg(value_names = ["TARGET", "SERVICE", "METHOD", "ARGS_JSON"], num_args = 2..=4, required = true)]
+    positional: Vec<String>,
+    #[command(flatten)]
+    source: registry_factory::RegistrySource,
+    #[arg(skip)]
     target: String,
-    /// The service interface, e.g. org.apache.dubbo.demo.DemoService.
+    #[arg(skip)]
     service: String,
-    /// The method name.
+    #[arg(skip)]
     method: String,
-    /// The arguments, a JSON array (default []).
+    #[arg(skip)]
     args_json: Option<String>,
     /// Java parameter types in order: java.lang.String, int, long, double, boolean,
     /// java.util.List, java.util.Map or a class name (default: inferred from the JSON).
@@ -59,6 +70,10 @@ pub struct Args {
     /// The service version (default: none).
     #[arg(long)]
     version: Option<String>,
+    /// Through a registry, call only providers of these protocols (`dubbo`, `tri`, comma
+    /// separated): the consumer's `protocol` parameter, as in Dubbo (default: all).
+    #[arg(long)]
+    protocol: Option<String>,
     /// Per-attempt call timeout in ms (default: the URL's timeout, else 1000).
     #[arg(long)]
     timeout: Option<u64>,
@@ -159,11 +174,39 @@ impl InvokerFactory for ProtocolFactory {
                 RpcErrorCode::Unknown,
                 format!(
                     "unsupported protocol {p:?} of provider {} (supported: {})",
-                    provider.to_identity_string(),
+                    provider.to_masked_identity_string(),
                     self.names().join(", ")
                 ),
             )),
         }
+    }
+}
+
+impl Args {
+    /// Sets TARGET, SERVICE, METHOD and ARGS_JSON from the positional arguments: TARGET is
+    /// the first when it is a URL (`://`), else the registry of `--registry-file` or
+    /// `$DUBBO_REGISTRY`.
+    fn resolve(&mut self) -> anyhow::Result<()> {
+        let mut rest = self.positional.clone();
+        if rest.first().is_some_and(|p| p.contains("://")) {
+            if self.source.file.is_some() {
+                bail!("the registry is given twice: as TARGET and by --registry-file");
+            }
+            self.target = rest.remove(0);
+        } else {
+            self.target = self.source.read()?;
+        }
+        let mut it = rest.into_iter();
+        let (Some(service), Some(method)) = (it.next(), it.next()) else {
+            bail!("expected [TARGET] SERVICE METHOD [ARGS_JSON]");
+        };
+        self.service = service;
+        self.method = method;
+        self.args_json = it.next();
+        if it.next().is_some() {
+            bail!("expected [TARGET] SERVICE METHOD [ARGS_JSON]: too many arguments");
+        }
+        Ok(())
     }
 }
 
@@ -243,6 +286,9 @@ fn consumer_url(a: &Args) -> Url {
     if let Some(v) = &a.version {
         b = b.param("version", v);
     }
+    if let Some(p) = &a.protocol {
+        b = b.param("protocol", p);
+    }
     if let Some(t) = a.timeout {
         b = b.param("timeout", &t.to_string());
     }
@@ -254,8 +300,8 @@ fn consumer_url(a: &Args) -> Url {
 }
 
 fn provider_url(a: &Args) -> anyhow::Result<Url> {
-    let mut u =
-        Url::parse(&a.target).with_context(|| format!("invalid provider URL {:?}", a.target))?;
+    let mut u = Url::parse(&a.target)
+        .map_err(|e| anyhow!("invalid provider URL {:?}: {e}", redact(&a.target)))?;
     if u.path().is_none_or(str::is_empty) {
         u = u.with_path(&a.service);
     }
@@ -325,7 +371,13 @@ async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
         },
     )
     .await
-    .map_err(|e| anyhow!("subscribe to {} in {} failed: {e}", a.service, a.target))?;
+    .map_err(|e| {
+        anyhow!(
+            "subscribe to {} in {} failed: {e}",
+            a.service,
+            redact(&a.target)
+        )
+    })?;
     dir.wait_ready().await;
     let invoker = cluster::join(dir.clone() as Arc<dyn Directory>);
     Ok(Opened {
@@ -339,9 +391,13 @@ async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
 
 fn open_direct(a: &Args) -> anyhow::Result<Opened> {
     let url = provider_url(a)?;
-    let invoker = protocols(a)?
-        .refer(&url)
-        .map_err(|e| anyhow!("cannot refer {}: {}", url.to_identity_string(), e.message))?;
+    let invoker = protocols(a)?.refer(&url).map_err(|e| {
+        anyhow!(
+            "cannot refer {}: {}",
+            url.to_masked_identity_string(),
+            e.message
+        )
+    })?;
     Ok(Opened {
         invoker,
         provider: url.address(),
@@ -427,9 +483,11 @@ async fn load(
 }
 
 /// Runs the call and prints its outcome; exit 0/1/2.
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.resolve()?;
     let inv = invocation(&a)?;
-    let target = Url::parse(&a.target).with_context(|| format!("invalid TARGET {:?}", a.target))?;
+    let target = Url::parse(&a.target)
+        .map_err(|e| anyhow!("invalid TARGET {:?}: {e}", redact(&a.target)))?;
     let is_registry = target
         .protocol()
         .is_some_and(|p| REGISTRY_PROTOCOLS.contains(&p));
@@ -487,7 +545,7 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
                 println!("{}", Value::Object(o));
             } else {
                 match &r.value {
-                    Value::String(s) => println!("{s}"),
+                    Value::String(s) => println!("{}", escape_keep_lines(s)),
                     v => print_pretty(v),
                 }
                 eprintln!("(ok in {elapsed_ms:.1} ms)");
@@ -502,12 +560,22 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
                     json!({"exception": {"class": class, "message": e.message}, "elapsed_ms": (elapsed_ms * 1000.0).round() / 1000.0})
                 );
             } else {
-                println!("exception {class}: {}", e.message);
+                println!(
+                    "exception {}: {}",
+                    escape(&class),
+                    escape_keep_lines(&e.message)
+                );
             }
             ExitCode::from(1)
         }
         Err(e) => {
-            eprintln!("error: {} {}.{}: {e}", describe(&e), a.service, a.method);
+            eprintln!(
+                "error: {} {}.{}: {}",
+                describe(&e),
+                a.service,
+                a.method,
+                escape(&e.to_string())
+            );
             ExitCode::from(2)
         }
     }

@@ -8,6 +8,9 @@
 #[path = "../../../protocol-dubbo/tests/common/mod.rs"]
 pub mod dubbo;
 
+/// The value table and helpers of the interop tests with the real Java and Go Dubbo peers.
+pub mod interop;
+
 /// The grpcio and Node Triple peers and the test `.proto` files.
 #[path = "../../../protocol-triple/tests/common/mod.rs"]
 pub mod triple;

@@ -12,6 +12,7 @@ mod intern;
 mod local;
 mod parse;
 mod scratch;
+pub mod secret;
 mod service_address;
 
 use std::cmp::Ordering;
@@ -470,6 +471,12 @@ impl Url {
 
     /// Writes the URL to `out` (with credentials if `user`, with params if `params`).
     pub fn write_to(&self, out: &mut String, user: bool, params: bool) {
+        self.write_to_masked(out, user, params, false);
+    }
+
+    /// [`Url::write_to`], with the values of secret parameters ([`secret::is_secret_key`])
+    /// replaced by [`secret::MASK`] when `mask`.
+    fn write_to_masked(&self, out: &mut String, user: bool, params: bool, mask: bool) {
         self.write_address(out, user);
         if let Some(p) = self.path().filter(|p| !p.is_empty()) {
             out.push('/');
@@ -485,12 +492,32 @@ impl Url {
                 first = false;
                 out.push_str(k);
                 out.push('=');
-                out.push_str(v.trim());
+                if mask && secret::is_secret_key(k) {
+                    out.push_str(secret::MASK);
+                } else {
+                    out.push_str(v.trim());
+                }
             }
         }
     }
 
+    /// `proto://[user:******@]host:port/path`: the identity string with the password masked,
+    /// for messages.
+    pub fn to_masked_identity_string(&self) -> String {
+        let mut s = String::with_capacity(64);
+        self.write_address_masked(&mut s, true, true);
+        if let Some(p) = self.path().filter(|p| !p.is_empty()) {
+            s.push('/');
+            s.push_str(p);
+        }
+        s
+    }
+
     fn write_address(&self, out: &mut String, user: bool) {
+        self.write_address_masked(out, user, false);
+    }
+
+    fn write_address_masked(&self, out: &mut String, user: bool, mask: bool) {
         if let Some(p) = self.protocol().filter(|p| !p.is_empty()) {
             out.push_str(p);
             out.push_str("://");
@@ -500,7 +527,7 @@ impl Url {
                 out.push_str(u);
                 if let Some(pw) = self.password().filter(|p| !p.is_empty()) {
                     out.push(':');
-                    out.push_str(pw);
+                    out.push_str(if mask { secret::MASK } else { pw });
                 }
                 out.push('@');
             }
@@ -642,10 +669,11 @@ impl Hash for Url {
 }
 
 impl fmt::Display for Url {
-    /// `toString()`: like the full string but never with credentials.
+    /// `toString()`: like the full string but never with credentials, and with the values of
+    /// secret parameters masked ([`secret`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::with_capacity(128);
-        self.write_to(&mut s, false, true);
+        self.write_to_masked(&mut s, false, true, true);
         f.write_str(&s)
     }
 }

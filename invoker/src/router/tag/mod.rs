@@ -14,10 +14,11 @@ use self::address::address_matches;
 use crate::router::bits::Bits;
 use crate::router::condition::Dialect;
 use crate::router::fields::TargetFields;
-use crate::router::rule_doc::{parse_tag_doc, TagDoc};
+use crate::router::rule_doc::{load_rule, tag_doc, TagDoc};
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
 use crate::router::RouterError;
+use registry_core::rule_yaml::Yaml;
 
 /// The tag key on providers, consumers and attachments.
 pub const TAG_KEY: &str = "dubbo.tag";
@@ -35,7 +36,14 @@ impl TagRule {
     ///
     /// Errors: malformed YAML or fields; a rule with no tags ([`RouterError::Empty`]).
     pub fn parse(raw: &str) -> Result<TagRule, RouterError> {
-        let doc = parse_tag_doc(raw)?;
+        Self::from_yaml(&load_rule(raw)?)
+    }
+
+    /// [`TagRule::parse`] of a document already read with [`load_rule`].
+    ///
+    /// Errors: as [`TagRule::parse`].
+    pub fn from_yaml(map: &Yaml) -> Result<TagRule, RouterError> {
+        let doc = tag_doc(map)?;
         if !doc.common.valid {
             return Err(RouterError::Empty("a tag rule needs tags".into()));
         }
