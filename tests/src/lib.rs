@@ -10,9 +10,11 @@
 pub mod contract;
 pub mod hostile;
 pub mod nacos;
+pub mod peak_rss;
 pub mod peers;
 pub mod proxy;
 pub mod recording;
+pub mod stalled;
 
 use std::collections::BTreeSet;
 use std::future::Future;
