@@ -6,7 +6,7 @@
 // [--method M] [--arg S] [--repeat N] [--concurrency C] [--warmup W] [--timeout-ms T]
 //
 // Prints one JSON line: {"client","protocol","calls","errors","concurrency","warmup",
-// "elapsed_ms","calls_per_sec","p50_us","p99_us","max_us","result"}; exit 0 when every call
+// "elapsed_ms","calls_per_sec","p50_us","p99_us","max_us","cpu_us_per_call","result"}; exit 0 when every call
 // succeeded, 2 otherwise.
 package main
 
@@ -20,12 +20,22 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/client"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/logger"
 )
+
+// processCPU is this process's CPU time so far (user + system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func consumerMain(args []string) int {
 	fs := flag.NewFlagSet("consumer", flag.ExitOnError)
@@ -114,7 +124,9 @@ func consumerMain(args []string) int {
 	if *warmup > 0 {
 		run(*warmup, false)
 	}
+	cpuStart := processCPU()
 	all, errs, elapsed := run(*repeat, true)
+	cpu := processCPU() - cpuStart
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	pct := func(p float64) float64 {
 		if len(all) == 0 {
@@ -128,18 +140,19 @@ func consumerMain(args []string) int {
 		max = float64(all[len(all)-1].Microseconds())
 	}
 	out := map[string]any{
-		"client":        "dubbo-go 3.3.2",
-		"protocol":      u.Scheme,
-		"calls":         *repeat,
-		"errors":        errs,
-		"concurrency":   *concurrency,
-		"warmup":        *warmup,
-		"elapsed_ms":    float64(elapsed.Microseconds()) / 1000,
-		"calls_per_sec": float64(*repeat) / elapsed.Seconds(),
-		"p50_us":        pct(0.50),
-		"p99_us":        pct(0.99),
-		"max_us":        max,
-		"result":        result,
+		"client":          "dubbo-go 3.3.2",
+		"protocol":        u.Scheme,
+		"calls":           *repeat,
+		"errors":          errs,
+		"concurrency":     *concurrency,
+		"warmup":          *warmup,
+		"elapsed_ms":      float64(elapsed.Microseconds()) / 1000,
+		"calls_per_sec":   float64(*repeat) / elapsed.Seconds(),
+		"p50_us":          pct(0.50),
+		"p99_us":          pct(0.99),
+		"max_us":          max,
+		"cpu_us_per_call": float64(cpu.Microseconds()) / float64(*repeat),
+		"result":          result,
 	}
 	if lastErr != nil {
 		out["error"] = lastErr.Error()
