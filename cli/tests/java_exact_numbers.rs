@@ -71,7 +71,12 @@ async fn doubles_and_floats_reach_the_java_provider_bit_for_bit_over_dubbo_and_t
     };
     for target in [p.dubbo_target(), p.tri_target()] {
         for (method, ty, values, bits) in [
-            ("doubleBits", "double", DOUBLES, double_bits as fn(&str) -> String),
+            (
+                "doubleBits",
+                "double",
+                DOUBLES,
+                double_bits as fn(&str) -> String,
+            ),
             ("floatBits", "float", FLOATS, float_bits),
         ] {
             for text in values {

@@ -147,11 +147,15 @@ async fn bare_nacos_instances_are_seen_as_the_java_consumer_sees_them_and_never_
     .await
     .unwrap();
     let want: BTreeSet<String> = java.iter().map(|(a, _)| a.clone()).collect();
-    tests::eventually("our directory holds what the Java consumer holds", T, || {
-        let now = addresses(&dir);
-        let want = want.clone();
-        async move { (now == want).then_some(()) }
-    })
+    tests::eventually(
+        "our directory holds what the Java consumer holds",
+        T,
+        || {
+            let now = addresses(&dir);
+            let want = want.clone();
+            async move { (now == want).then_some(()) }
+        },
+    )
     .await;
     let url = dir
         .invoker_urls()
@@ -201,7 +205,10 @@ async fn bare_nacos_instances_are_seen_as_the_java_consumer_sees_them_and_never_
             break;
         }
     }
-    assert!(answered, "the good provider answers beside the bare instances");
+    assert!(
+        answered,
+        "the good provider answers beside the bare instances"
+    );
 
     // 3. Java's bug, the reason we diverge: a Java consumer starting now sees nothing at all.
     let (java, run) = java_list(test, &registry).await;

@@ -60,8 +60,7 @@ async fn a_java_interface_taking_protobuf_messages_is_called_at_its_own_path() {
     .unwrap();
     assert_eq!(java.code, 0, "the Java consumer: {}", java.json);
     assert_eq!(
-        java.json["result"]["message"],
-        "Hello iface (proto interface)",
+        java.json["result"]["message"], "Hello iface (proto interface)",
         "{}",
         java.json
     );

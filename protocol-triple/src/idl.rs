@@ -169,9 +169,7 @@ impl ProtoSchema {
     ) -> Result<IdlMethod, TripleError> {
         let message = |name: &str| {
             self.pool.get_message_by_name(name).ok_or_else(|| {
-                TripleError::InvalidArgument(format!(
-                    "no message {name} in the .proto files"
-                ))
+                TripleError::InvalidArgument(format!("no message {name} in the .proto files"))
             })
         };
         Ok(IdlMethod {

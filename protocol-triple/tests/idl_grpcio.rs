@@ -63,9 +63,18 @@ async fn say_hello_and_service_lookup_rules() {
     // rpc named Ping), never on Other.Ping: the peer has no such service.
     let f = factory("no.Such");
     let inv = invoker(&f, &peer.addr(), "");
-    let e = inv.call(&call("Ping", json!({"name": "x"}))).await.unwrap_err();
+    let e = inv
+        .call(&call("Ping", json!({"name": "x"})))
+        .await
+        .unwrap_err();
     assert!(
-        matches!(&e, TripleError::Status { code: Code::Unimplemented, .. }),
+        matches!(
+            &e,
+            TripleError::Status {
+                code: Code::Unimplemented,
+                ..
+            }
+        ),
         "{e}"
     );
     assert_eq!(
@@ -75,9 +84,18 @@ async fn say_hello_and_service_lookup_rules() {
     // Same rpc name under another package: still never the schema's Greeter.
     let f = factory("other.pkg.Greeter");
     let inv = invoker(&f, &peer.addr(), "");
-    let e = inv.call(&call("SayHello", json!({"name": "x"}))).await.unwrap_err();
+    let e = inv
+        .call(&call("SayHello", json!({"name": "x"})))
+        .await
+        .unwrap_err();
     assert!(
-        matches!(&e, TripleError::Status { code: Code::Unimplemented, .. }),
+        matches!(
+            &e,
+            TripleError::Status {
+                code: Code::Unimplemented,
+                ..
+            }
+        ),
         "{e}"
     );
     // An unknown rpc is a clear argument error.

@@ -518,7 +518,11 @@ mod tests {
         for text in ["399.96000000000004", "3.4028234663852886e38", "4.9e-324"] {
             let v: serde_json::Value = serde_json::from_str(&format!("[{text}]")).unwrap();
             let want: f64 = text.parse().unwrap();
-            assert_eq!(v[0].as_f64().map(f64::to_bits), Some(want.to_bits()), "{text}");
+            assert_eq!(
+                v[0].as_f64().map(f64::to_bits),
+                Some(want.to_bits()),
+                "{text}"
+            );
         }
     }
 }

@@ -44,7 +44,11 @@ pub struct TripleArgs {
     /// whose methods take and return protobuf messages): the request and response message
     /// full names, e.g. `pkg.GreetRequest,pkg.GreetReply`; the call goes to
     /// /SERVICE/METHOD as named.
-    #[arg(long = "proto-messages", value_name = "REQUEST,RESPONSE", requires = "proto")]
+    #[arg(
+        long = "proto-messages",
+        value_name = "REQUEST,RESPONSE",
+        requires = "proto"
+    )]
     pub proto_messages: Option<String>,
     /// Compress tri:// requests: gzip, deflate or identity (the default; Java's
     /// `dubbo.rpc.tri.compressor`).
