@@ -71,6 +71,10 @@ func consumerMain(args []string) int {
 		return 2
 	}
 	refOpts := []client.ReferenceOption{client.WithURL(*target)}
+	if u.Scheme == "tri" {
+		// Hessian2 in Triple's wrapper, the way a Java interface without IDL is served.
+		refOpts = append(refOpts, client.WithIDL(constant.NONIDL))
+	}
 	if *version != "" {
 		refOpts = append(refOpts, client.WithVersion(*version))
 	}
