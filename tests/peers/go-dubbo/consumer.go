@@ -57,7 +57,6 @@ func consumerMain(args []string) int {
 	_ = logger.SetLoggerLevel("error")
 	opts := []client.ClientOption{
 		client.WithClientSerialization(constant.Hessian2Serialization),
-		client.WithClientRequestTimeout(time.Duration(*timeoutMs) * time.Millisecond),
 		client.WithClientRetries(0),
 	}
 	if u.Scheme == "dubbo" {
@@ -85,7 +84,11 @@ func consumerMain(args []string) int {
 	}
 	call := func() (string, error) {
 		var resp string
-		err := conn.CallUnary(context.Background(), []any{*arg}, &resp, *method)
+		// Per call: without it dubbo-go 3.3.2 puts an empty "timeout" attachment on every
+		// invocation, its Dubbo2 invoker fails to parse it and sends timeout=0, and a Java
+		// provider's ProfilerServerFilter then logs a warning for every call.
+		err := conn.CallUnary(context.Background(), []any{*arg}, &resp, *method,
+			client.WithCallRequestTimeout(time.Duration(*timeoutMs)*time.Millisecond))
 		return resp, err
 	}
 	var result string
