@@ -4,7 +4,8 @@
 # the real Java Dubbo 3.3.6 consumer (full JIT, warmed up with JAVA_WARMUP calls in the same JVM before measuring) and
 # the dubbo-go 3.3.2 consumer (scripts/peers/go-dubbo.sh consumer). Dubbo2 (Hessian2) and Triple (wrapper mode,
 # Hessian2), 1 and 64 calls in flight, the clients alternated in ROUNDS rounds. The provider runs on CPU
-# PROVIDER_CPU, every client on CPU CLIENT_CPU (taskset), so client and provider never share a core.
+# PROVIDER_CPU, every client on CPU CLIENT_CPU (taskset), so client and provider never share a core; each round
+# starts with the next client in turn.
 #
 #   bash scripts/bench-java.sh [CALLS_1] [CALLS_64] [ROUNDS]        (defaults 5000, 20000 and 3)
 #
@@ -141,10 +142,13 @@ EOF
 # ---- rounds ------------------------------------------------------------------------------------------------------
 echo "# $(uptime | sed 's/^ *//') | pin: provider ${PROVIDER_PIN[*]:-none}, clients ${CLIENT_PIN[*]:-none}" >&2
 LINES=$TMP/lines.jsonl
+read -r -a ORDER <<<"$CLIENTS"
 for r in $(seq 1 "$ROUNDS"); do
     for proto in $PROTOCOLS; do
         for c in $CONCURRENCY; do
-            for client in $CLIENTS; do
+            # Each round starts with the next client, so no client always runs right after another one.
+            for i in "${!ORDER[@]}"; do
+                client=${ORDER[$(((i + r - 1) % ${#ORDER[@]}))]}
                 line=$(run "$r" "$proto" "$c" "$client")
                 echo "$line"
                 echo "$line" >>"$LINES"
