@@ -14,15 +14,12 @@ pub mod register;
 pub mod route_view;
 pub mod watch;
 
-/// The tokio runtime every networked subcommand runs on: two workers (the CLI does little work
-/// itself, it mostly waits on the network), or one when the process may use only one CPU
-/// (`taskset`, a cgroup quota): two workers on one CPU hand the I/O driver back and forth
-/// through futex wake-ups and context switches for nothing.
+/// The tokio runtime every networked subcommand runs on (two workers: the CLI does little
+/// work itself, it mostly waits on the registry).
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     use anyhow::Context;
-    let cpus = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(cpus.clamp(1, 2))
+        .worker_threads(2)
         .enable_all()
         .build()
         .context("tokio runtime")
