@@ -4,7 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use rustls::{AlertDescription, CertificateError};
+use rustls::CertificateError;
 
 use crate::time::format_unix;
 
@@ -163,6 +163,10 @@ pub(crate) fn classify(peer: &str, err: io::Error, ctx: &Context) -> TlsError {
     match rustls_err {
         Some(e) => from_rustls(peer, e, ctx),
         None => match err.kind() {
+            io::ErrorKind::InvalidData if alert_in_text(&err).is_some() => {
+                let alert = alert_in_text(&err).unwrap_or_default();
+                refused(peer.to_owned(), &alert, ctx)
+            }
             io::ErrorKind::UnexpectedEof => TlsError::Protocol {
                 peer: peer.to_owned(),
                 detail:
@@ -186,39 +190,7 @@ fn from_rustls(peer: &str, e: rustls::Error, ctx: &Context) -> TlsError {
     let peer = peer.to_owned();
     match e {
         rustls::Error::InvalidCertificate(c) => from_certificate(peer, c, ctx),
-        rustls::Error::AlertReceived(alert) => {
-            let hint = match alert {
-                AlertDescription::CertificateRequired
-                | AlertDescription::BadCertificate
-                | AlertDescription::UnknownCA
-                | AlertDescription::CertificateUnknown
-                | AlertDescription::HandshakeFailure
-                | AlertDescription::AccessDenied
-                    if !ctx.client_cert =>
-                {
-                    ": it probably requires a client certificate (mutual TLS); configure one"
-                }
-                AlertDescription::BadCertificate
-                | AlertDescription::UnknownCA
-                | AlertDescription::CertificateUnknown
-                | AlertDescription::CertificateExpired
-                | AlertDescription::CertificateRevoked
-                | AlertDescription::AccessDenied => {
-                    ": it rejected our client certificate (is it signed by a CA the peer trusts, \
-                     and still valid?)"
-                }
-                AlertDescription::HandshakeFailure => {
-                    ": no common protocol version or cipher suite, or our client certificate was \
-                     not accepted"
-                }
-                _ => "",
-            };
-            TlsError::Refused {
-                peer,
-                alert: format!("{alert:?}"),
-                hint: hint.to_owned(),
-            }
-        }
+        rustls::Error::AlertReceived(alert) => refused(peer, &format!("{alert:?}"), ctx),
         rustls::Error::InvalidMessage(m) => TlsError::NotTls {
             peer,
             detail: format!("invalid TLS message: {m:?}"),
@@ -228,6 +200,53 @@ fn from_rustls(peer: &str, e: rustls::Error, ctx: &Context) -> TlsError {
             detail: other.to_string(),
         },
     }
+}
+
+/// A fatal alert from the peer, `alert` as rustls names it (`CertificateRequired`, ...).
+fn refused(peer: String, alert: &str, ctx: &Context) -> TlsError {
+    let about_certificates = matches!(
+        alert,
+        "CertificateRequired"
+            | "BadCertificate"
+            | "UnknownCA"
+            | "CertificateUnknown"
+            | "HandshakeFailure"
+            | "AccessDenied"
+    );
+    let hint = if about_certificates && !ctx.client_cert {
+        ": it probably requires a client certificate (mutual TLS); configure one"
+    } else {
+        match alert {
+            "BadCertificate" | "UnknownCA" | "CertificateUnknown" | "CertificateExpired"
+            | "CertificateRevoked" | "AccessDenied" => {
+                ": it rejected our client certificate (is it signed by a CA the peer trusts, and \
+                 still valid?)"
+            }
+            "HandshakeFailure" => {
+                ": no common protocol version or cipher suite, or our client certificate was not \
+                 accepted"
+            }
+            "NoApplicationProtocol" => ": it does not serve the application protocol we offered",
+            _ => "",
+        }
+    };
+    TlsError::Refused {
+        peer,
+        alert: alert.to_owned(),
+        hint: hint.to_owned(),
+    }
+}
+
+/// The alert named in a message that lost its `rustls::Error` (an HTTP/2 library keeps only
+/// the text of an I/O error): rustls writes "received fatal alert: NAME".
+fn alert_in_text(err: &io::Error) -> Option<String> {
+    let text = err.to_string();
+    let name = text.split("received fatal alert: ").nth(1)?;
+    let name: String = name
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect();
+    (!name.is_empty()).then_some(name)
 }
 
 fn from_certificate(peer: String, c: CertificateError, ctx: &Context) -> TlsError {
@@ -266,7 +285,8 @@ fn from_certificate(peer: String, c: CertificateError, ctx: &Context) -> TlsErro
             presented: if presented.is_empty() {
                 " (it names no host or address)".to_owned()
             } else {
-                format!(" (it names {})", presented.join(", "))
+                let names: Vec<&str> = presented.iter().map(|n| plain_name(n)).collect();
+                format!(" (it names {})", names.join(", "))
             },
         },
         other => TlsError::BadCertificate {
@@ -274,6 +294,17 @@ fn from_certificate(peer: String, c: CertificateError, ctx: &Context) -> TlsErro
             reason: format!("{other:?}"),
         },
     }
+}
+
+/// `127.0.0.1` for rustls' `IpAddress(127.0.0.1)`, `a.example` for `DnsName("a.example")`.
+fn plain_name(n: &str) -> &str {
+    n.strip_prefix("DnsName(\"")
+        .and_then(|n| n.strip_suffix("\")"))
+        .or_else(|| {
+            n.strip_prefix("IpAddress(")
+                .and_then(|n| n.strip_suffix(')'))
+        })
+        .unwrap_or(n)
 }
 
 #[cfg(test)]
@@ -335,14 +366,20 @@ mod tests {
                     expected: rustls_pki_types::ServerName::try_from("127.0.0.1")
                         .unwrap()
                         .to_owned(),
-                    presented: vec!["DnsName(\"other.example\")".into()],
+                    presented: vec![
+                        "DnsName(\"other.example\")".into(),
+                        "IpAddress(10.0.0.9)".into(),
+                    ],
                 },
             )),
             &ctx(false),
         );
         assert!(matches!(e, TlsError::NameMismatch { .. }), "{e}");
         assert!(e.to_string().contains("not valid for 127.0.0.1"), "{e}");
-        assert!(e.to_string().contains("other.example"), "{e}");
+        assert!(
+            e.to_string().contains("(it names other.example, 10.0.0.9)"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -351,7 +388,7 @@ mod tests {
             classify(
                 "p:1",
                 wrap(rustls::Error::AlertReceived(
-                    AlertDescription::CertificateRequired,
+                    rustls::AlertDescription::CertificateRequired,
                 )),
                 &ctx(client_cert),
             )
@@ -361,7 +398,7 @@ mod tests {
         let e = classify(
             "p:1",
             wrap(rustls::Error::AlertReceived(
-                AlertDescription::BadCertificate,
+                rustls::AlertDescription::BadCertificate,
             )),
             &ctx(true),
         );

@@ -53,6 +53,7 @@ pub fn factory(
     t: &TripleArgs,
     service: &str,
     limits: &super::invoke::LimitArgs,
+    tls: &transport_tls::TlsConfig,
 ) -> anyhow::Result<Arc<dyn InvokerFactory>> {
     let mode = if t.proto.is_empty() {
         PayloadMode::Wrapper
@@ -81,6 +82,7 @@ pub fn factory(
     Ok(Arc::new(
         TripleInvokerFactory::with_options(mode, options)
             .with_request_compression(encoding)
-            .with_limits(limits),
+            .with_limits(limits)
+            .with_tls(tls)?,
     ))
 }
