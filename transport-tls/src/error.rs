@@ -169,10 +169,15 @@ pub(crate) fn classify(peer: &str, err: io::Error, ctx: &Context) -> TlsError {
             }
             io::ErrorKind::UnexpectedEof => TlsError::Protocol {
                 peer: peer.to_owned(),
-                detail:
-                    "the peer closed the connection during the handshake (does it serve TLS on \
-                         this port, and does it accept our certificate?)"
-                        .to_owned(),
+                detail: if ctx.client_cert {
+                    "the peer closed the connection during or right after the handshake: it may \
+                     not serve TLS on this port, or it refused our client certificate"
+                } else {
+                    "the peer closed the connection during or right after the handshake: it may \
+                     not serve TLS on this port, or it requires a client certificate (mutual \
+                     TLS; none is configured)"
+                }
+                .to_owned(),
             },
             io::ErrorKind::InvalidData => TlsError::NotTls {
                 peer: peer.to_owned(),
@@ -421,8 +426,9 @@ mod tests {
             io::Error::new(io::ErrorKind::UnexpectedEof, "eof"),
             &ctx(false),
         );
-        assert!(e
-            .to_string()
-            .contains("closed the connection during the handshake"));
+        assert!(
+            e.to_string().contains("requires a client certificate"),
+            "{e}"
+        );
     }
 }
