@@ -5,18 +5,13 @@
 
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
 use transport_tls::{Alpn, TlsClient, TlsConfig};
 
 use crate::config::ZkConfig;
 use crate::error::ZkError;
 
 /// How long the probe may take.
-const PROBE: Duration = Duration::from_secs(3);
-/// How long the probe waits after the handshake for a refusal (TLS 1.3 servers refuse a
-/// client certificate only after the client's side of the handshake is done).
-const REFUSAL_WAIT: Duration = Duration::from_millis(500);
+const PROBE: Duration = Duration::from_secs(2);
 
 /// The TLS error of the first member of `cfg`, `None` when a handshake to it works (the cause
 /// is elsewhere) or it cannot be reached at all.
@@ -29,21 +24,8 @@ pub(crate) async fn explain(cfg: &ZkConfig, tls: &TlsConfig) -> Option<ZkError> 
         retryable: e.is_retryable(),
         reason: e.to_string(),
     };
-    let client = match TlsClient::new(tls, Alpn::None) {
-        Ok(c) => c,
-        Err(e) => return Some(failed(e)),
-    };
-    let probe = async {
-        let tcp = TcpStream::connect(first).await.ok()?;
-        let mut stream = match client.handshake(tcp, host, first).await {
-            Ok(s) => s,
-            Err(e) => return Some(failed(e)),
-        };
-        let mut byte = [0u8; 1];
-        match tokio::time::timeout(REFUSAL_WAIT, stream.read(&mut byte)).await {
-            Ok(Err(e)) => Some(failed(client.classify(first, e))),
-            _ => None,
-        }
-    };
-    tokio::time::timeout(PROBE, probe).await.ok().flatten()
+    match TlsClient::new(tls, Alpn::None) {
+        Ok(c) => c.diagnose(first, host, PROBE).await.map(failed),
+        Err(e) => Some(failed(e)),
+    }
 }

@@ -5,6 +5,7 @@ use std::fmt;
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
@@ -231,6 +232,30 @@ impl TlsClient {
             }
         }
         Ok(stream)
+    }
+
+    /// Why TLS to `peer` (`host:port`, certificate checked against `host`) fails, found with a
+    /// handshake of its own and a short wait for a refusal after it (a TLS 1.3 server refuses
+    /// a client certificate only once the client's side of the handshake is done). For
+    /// libraries that only report "could not connect": `None` when the handshake works and
+    /// nothing is refused within the wait (the cause is elsewhere), or the peer cannot be
+    /// reached at all. Takes at most `within`.
+    pub async fn diagnose(&self, peer: &str, host: &str, within: Duration) -> Option<TlsError> {
+        use tokio::io::AsyncReadExt;
+        let probe = async {
+            let tcp = tokio::net::TcpStream::connect(peer).await.ok()?;
+            let mut stream = match self.handshake(tcp, host, peer).await {
+                Ok(s) => s,
+                Err(e) => return Some(e),
+            };
+            let mut byte = [0u8; 1];
+            let wait = (within / 4).max(Duration::from_millis(100));
+            match tokio::time::timeout(wait, stream.read(&mut byte)).await {
+                Ok(Err(e)) => Some(self.classify(peer, e)),
+                _ => None,
+            }
+        };
+        tokio::time::timeout(within, probe).await.ok().flatten()
     }
 
     /// An I/O error of a TLS connection to `peer` (during the handshake, or a read or write

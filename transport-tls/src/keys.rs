@@ -10,6 +10,10 @@
 //! | server name to check (this project's addition) | `client-server-name` | `tls.serverName` | — (the host of the address) |
 //! | accept any certificate | — | `tls.trustAll=true` | — |
 //!
+//! The Nacos HTTP open API (login, the v1 transport) has its own switch, the Nacos client's
+//! `tls.enable=true` (`TlsSystemConfig`): `https` with `tls.client.trustCertPath` (else the gRPC
+//! CA file) and `tls.client.certPath` + `tls.client.keyPath` for mutual TLS.
+//!
 //! Key passwords (`client-key-password`, `tls.certPrivateKeyPassword`,
 //! `zookeeper.ssl.keyStore.password`) are refused with a clear error: rustls reads unencrypted
 //! keys only (decrypt one with `openssl pkcs8 -in enc.pem -out key.pem`). Nacos' `tls.protocols`,
@@ -128,6 +132,31 @@ pub fn from_nacos(url: &Url) -> Result<Option<TlsConfig>, TlsError> {
         server_name: non_empty(key("serverName")),
         trust_all: java_bool(key("trustAll")),
     }))
+}
+
+/// The Nacos client's HTTP TLS names (`TlsSystemConfig`) on a `nacos://` registry URL, `None`
+/// when `tls.enable` is not true. The CA file falls back to the gRPC one
+/// (`nacos.remote.client.rpc.tls.trustCollectionChainPath`); unlike the Java client, whose
+/// `tls.client.authServer` defaults to false, the server's certificate is always checked.
+pub fn from_nacos_http(url: &Url) -> Result<Option<TlsConfig>, TlsError> {
+    if !java_bool(url.param("tls.enable")) {
+        return Ok(None);
+    }
+    no_password(
+        "tls.client.keyPassword",
+        url.param("tls.client.keyPassword"),
+    )?;
+    let cfg = TlsConfig {
+        mode: TlsMode::Always,
+        trust: path(url.param("tls.client.trustCertPath"))
+            .or_else(|| path(url.param(&format!("{NACOS_PREFIX}trustCollectionChainPath")))),
+        cert_chain: path(url.param("tls.client.certPath")),
+        private_key: path(url.param("tls.client.keyPath")),
+        server_name: None,
+        trust_all: false,
+    };
+    pair_check(&cfg, "tls.client.certPath", "tls.client.keyPath")?;
+    Ok(Some(cfg))
 }
 
 /// The ZooKeeper client's TLS names (its Java system properties) on a `zookeeper://`
@@ -262,6 +291,31 @@ mod tests {
         )
         .unwrap();
         assert!(from_nacos(&u).is_err());
+    }
+
+    #[test]
+    fn nacos_http_names() {
+        let u = Url::parse(
+            "nacos://h:8848?nacos.remote.client.rpc.tls.enable=true\
+             &nacos.remote.client.rpc.tls.trustCollectionChainPath=/grpc-ca.pem",
+        )
+        .unwrap();
+        assert_eq!(from_nacos_http(&u).unwrap(), None);
+        let u = Url::parse(
+            "nacos://h:8848?tls.enable=true\
+             &nacos.remote.client.rpc.tls.trustCollectionChainPath=/grpc-ca.pem",
+        )
+        .unwrap();
+        let c = from_nacos_http(&u).unwrap().unwrap();
+        assert_eq!(c.trust, Some(PathBuf::from("/grpc-ca.pem")));
+        let u = Url::parse(
+            "nacos://h:8848?tls.enable=true&tls.client.trustCertPath=/ca.pem\
+             &tls.client.certPath=/c.pem&tls.client.keyPath=/k.pem",
+        )
+        .unwrap();
+        let c = from_nacos_http(&u).unwrap().unwrap();
+        assert_eq!(c.trust, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(c.private_key, Some(PathBuf::from("/k.pem")));
     }
 
     #[test]
