@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# java-dubbo3.sh - real Apache Dubbo 3.3.6 (Java) test peers, built from tests/peers/java-dubbo3 (Maven):
+# a provider (DemoService, EchoService, ProtoService and the IDL Greeter over dubbo + tri), a consumer
+# (calls with numbers, or prints the provider list a Java consumer ends up with) and a nacos-client 2.5.1
+# driver. Pinned in the pom; dependencies come from Maven Central into the shared ~/.m2.
+#
+#   bash scripts/peers/java-dubbo3.sh install          # resolve + compile into $DIR (idempotent: skipped
+#                                                      # when the sources' checksum is unchanged)
+#   bash scripts/peers/java-dubbo3.sh provider ARGS    # run in the foreground; prints "READY <json>"
+#   bash scripts/peers/java-dubbo3.sh consumer ARGS    # one JSON line, exit 0/1/2
+#   bash scripts/peers/java-dubbo3.sh nacos ARGS       # JSON commands on stdin, JSON lines on stdout
+#   bash scripts/peers/java-dubbo3.sh classpath        # the classpath (for `java -cp`)
+#
+# $DIR = $DUBBO_TEST_PEERS_DIR/java-dubbo3 (default <repo>/.peers/java-dubbo3). JAVA_OPTS adds JVM options.
+# Arguments: tests/peers/java-dubbo3/README.md.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}/java-dubbo3
+SRC=$ROOT/tests/peers/java-dubbo3
+
+checksum() {
+    (cd "$SRC" && find pom.xml src -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)
+}
+
+install() {
+    command -v mvn >/dev/null || { echo "java-dubbo3: mvn missing (apt-get install maven)" >&2; exit 1; }
+    command -v javac >/dev/null || { echo "java-dubbo3: javac missing (JDK 17)" >&2; exit 1; }
+    local sum
+    sum=$(checksum)
+    if [[ -f $DIR/.sum && $(cat "$DIR/.sum") == "$sum" && -d $DIR/classes && -d $DIR/lib ]]; then
+        echo "java-dubbo3: up to date in $DIR"
+        return
+    fi
+    mkdir -p "$DIR"
+    # Build in a copy: the source tree stays clean, and a half-done build never replaces a good one.
+    rm -rf "$DIR/build"
+    mkdir -p "$DIR/build"
+    cp -r "$SRC/pom.xml" "$SRC/src" "$DIR/build/"
+    (cd "$DIR/build" && mvn -B -q -Dstyle.color=never dependency:copy-dependencies -DoutputDirectory="$DIR/build/lib" \
+        -DincludeScope=runtime && mvn -B -q -Dstyle.color=never compile)
+    rm -rf "$DIR/classes" "$DIR/lib"
+    mv "$DIR/build/target/classes" "$DIR/classes"
+    mv "$DIR/build/lib" "$DIR/lib"
+    rm -rf "$DIR/build"
+    echo "$sum" >"$DIR/.sum"
+    echo "java-dubbo3: built into $DIR"
+}
+
+classpath() {
+    [[ -d $DIR/classes && -d $DIR/lib ]] || { echo "java-dubbo3: not installed (run $0 install)" >&2; exit 1; }
+    echo "$DIR/classes:$DIR/lib/*"
+}
+
+run() {
+    local main=$1
+    shift
+    local cp
+    cp=$(classpath)
+    # shellcheck disable=SC2086
+    exec java -Xms64m -Xmx512m -XX:+UseSerialGC \
+        --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/java.util=ALL-UNNAMED \
+        --add-opens java.base/java.math=ALL-UNNAMED --add-opens java.base/java.lang.reflect=ALL-UNNAMED \
+        --add-opens java.base/java.net=ALL-UNNAMED --add-opens java.base/java.util.concurrent=ALL-UNNAMED \
+        ${JAVA_OPTS:-} -cp "$cp" "$main" "$@"
+}
+
+case "${1:-}" in
+    install) install ;;
+    classpath) classpath ;;
+    provider) shift; run com.example.peer.Provider "$@" ;;
+    consumer) shift; run com.example.peer.Consumer "$@" ;;
+    nacos) shift; run com.example.peer.NacosPeer "$@" ;;
+    *) echo "usage: $0 install|provider|consumer|nacos|classpath [ARGS]" >&2; exit 2 ;;
+esac
