@@ -148,10 +148,11 @@ pub fn metadata_service_url(instance: &ServiceInstance, timeout_ms: u64) -> Resu
     }
     b = b.params(common);
     let url = b.build();
-    Ok(if url.param("version").is_none() {
-        url.with_param("version", V1)
-    } else {
-        url
+    // A provider exporting v2 announces v2's parameters (`version=2.0.0`); the v1 service
+    // beside it is version 1.0.0.
+    Ok(match url.param("version") {
+        None | Some(V2) => url.with_param("version", V1),
+        Some(_) => url,
     })
 }
 
@@ -327,6 +328,14 @@ mod tests {
         );
         assert_eq!(u.param("timeout"), Some("5000"));
         assert_eq!(u.param("port"), None);
+        let java = inst(&[(
+            METADATA_SERVICE_URL_PARAMS_KEY,
+            r#"{"prefer.serialization":"hessian2,fastjson2","version":"2.0.0","dubbo":"2.0.2","release":"3.3.6","side":"provider","port":"34899","protocol":"tri"}"#,
+        )]);
+        let j = metadata_service_url(&java, 5000).unwrap();
+        assert_eq!((j.protocol(), j.port()), (Some("tri"), 34899));
+        assert_eq!(j.param("version"), Some(V1), "the v1 URL of a v2 provider");
+        assert_eq!(v2_url(&j).param("version"), Some(V2));
         let v2 = v2_url(&u);
         assert_eq!(v2.path(), Some(METADATA_SERVICE_V2));
         assert_eq!(v2.param("version"), Some(V2));
