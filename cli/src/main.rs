@@ -1,8 +1,10 @@
 //! `dubbo-registry`: inspect Dubbo registries (ZooKeeper, Nacos, memory), watch changes,
 //! register URLs, run the demo, the conformance vectors and the benchmarks.
 
+mod app_factory;
 mod cmd;
 mod config_factory;
+mod levels;
 mod conformance;
 mod registry_factory;
 

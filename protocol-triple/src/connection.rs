@@ -236,10 +236,15 @@ async fn run(
                 backoff = options.backoff_min;
                 tracing::debug!(%addr, "triple connection established");
                 state.send_replace(State::Ready(sender, gate));
+                // Closing drops the last sender, which ends `conn` too: a close must win.
                 let ended = tokio::select! {
+                    biased;
                     _ = cancel.cancelled() => break,
                     r = conn => r,
                 };
+                if cancel.is_cancelled() {
+                    break;
+                }
                 let reason = match ended {
                     Ok(()) => "connection closed by the peer".to_owned(),
                     Err(e) => format!("connection lost: {e}"),
