@@ -23,7 +23,9 @@
 //!   (`registry_zk::ZkConfigCenter` rooted at `/dubbo`, `registry_nacos::NacosConfigCenter`);
 //! - [`metadata_service`]: the MetadataService URL and the [`MetadataServiceClient`] seam (v1
 //!   through any `InvokerFactory` here; v2 in `protocol_triple`);
-//! - [`resolver`], [`app_state`], [`urls`], [`registry`]: the protocol-independent pipeline.
+//! - [`resolver`], [`app_state`], [`urls`], [`registry`]: the protocol-independent pipeline;
+//! - [`migration`]: `FORCE_INTERFACE` / `APPLICATION_FIRST` / `FORCE_APPLICATION` over two
+//!   `RegistryDirectory`s, the rule followed live from the config centre, the per-call fallback.
 //!
 //! Contract: a subscriber gets the complete matching provider list of every mapped application;
 //! an empty mapping waits; an unreachable MetadataService keeps the addresses already known and
@@ -67,6 +69,7 @@ pub mod app_state;
 mod error;
 pub mod metadata_info;
 pub mod metadata_service;
+pub mod migration;
 pub mod registry;
 pub mod report;
 pub mod resolver;
@@ -79,6 +82,9 @@ pub use metadata_info::{MetadataInfo, ServiceInfo};
 pub use metadata_service::{
     InvokerMetadataClient, MetadataServiceClient, MetadataServiceClients,
     SharedMetadataServiceClient,
+};
+pub use migration::{
+    MigrationDirectory, MigrationReference, MigrationRule, MigrationStep, ReferenceConfig,
 };
 pub use registry::{AppDiscoveryOptions, Origin, ServiceDiscoveryRegistry};
 pub use report::{MappingWatch, MetadataReport, ReportLayout};

@@ -119,9 +119,10 @@ pub async fn connect(
     } else {
         url.with_param("timeout", &timeout.as_millis().to_string())
     };
-    let (discovery, report) = tokio::time::timeout(timeout + Duration::from_millis(500), backends(&url))
-        .await
-        .map_err(|_| anyhow!("registry {url} not reachable within {timeout:?}"))??;
+    let (discovery, report) =
+        tokio::time::timeout(timeout + Duration::from_millis(500), backends(&url))
+            .await
+            .map_err(|_| anyhow!("registry {url} not reachable within {timeout:?}"))??;
     let resolver = MetadataResolver::new(
         Some(report.clone()),
         metadata_clients(),
@@ -152,7 +153,9 @@ mod tests {
 
     #[test]
     fn service_registry_urls() {
-        let u = Url::parse("service-discovery-registry://127.0.0.1:2181?registry=zookeeper&group=g").unwrap();
+        let u =
+            Url::parse("service-discovery-registry://127.0.0.1:2181?registry=zookeeper&group=g")
+                .unwrap();
         assert!(is_service_registry(&u));
         let n = normalize(&u).unwrap();
         assert_eq!(n.protocol(), Some("zookeeper"));

@@ -4,8 +4,8 @@
 mod app_factory;
 mod cmd;
 mod config_factory;
-mod levels;
 mod conformance;
+mod levels;
 mod registry_factory;
 
 use clap::{Parser, Subcommand};

@@ -169,7 +169,12 @@ async fn app_rows(
         .map_err(|e| anyhow::anyhow!("application-level subscribe failed: {e}"))?;
     let mut latest: Vec<Url> = Vec::new();
     while let Some(n) = sub.try_next() {
-        latest = n.urls.iter().filter(|u| u.protocol() != Some("empty")).cloned().collect();
+        latest = n
+            .urls
+            .iter()
+            .filter(|u| u.protocol() != Some("empty"))
+            .cloned()
+            .collect();
     }
     Ok(latest
         .into_iter()
