@@ -196,9 +196,17 @@ impl ServiceDiscoveryRegistry {
             .unwrap_or_default()
     }
 
-    /// Where `url` (a provider URL this registry published) came from: the first followed
-    /// application holding that very URL.
+    /// Where `url` came from: a provider URL this registry published, or the URL a directory
+    /// made of it (merged with the consumer's parameters: then protocol, address and path
+    /// identify it). The first followed application holding it answers.
     pub fn origin(&self, url: &Url) -> Option<Origin> {
+        let same = |u: &Url| {
+            Url::ptr_eq(u, url)
+                || (u.protocol() == url.protocol()
+                    && u.port() == url.port()
+                    && u.host() == url.host()
+                    && u.path() == url.path())
+        };
         let apps: Vec<Arc<AppState>> = self
             .inner
             .apps
@@ -209,10 +217,7 @@ impl ServiceDiscoveryRegistry {
         for a in apps {
             let snap = a.snapshot();
             for r in &snap.revisions {
-                let hit = r
-                    .services
-                    .iter()
-                    .any(|s| s.urls.iter().any(|u| Url::ptr_eq(u, url) || u == url));
+                let hit = r.services.iter().any(|s| s.urls.iter().any(same));
                 if !hit {
                     continue;
                 }
