@@ -36,6 +36,9 @@ enum Command {
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
     Invoke(cmd::invoke::Args),
+    /// Application-level discovery: the applications, one application's instances and services,
+    /// or the applications an interface maps to.
+    Apps(cmd::apps::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -58,6 +61,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(a) => cmd::bench::run(a),
         Command::Config(a) => cmd::config::run(a),
         Command::Invoke(a) => cmd::invoke::run(a),
+        Command::Apps(a) => cmd::apps::run(a),
     };
     match result {
         Ok(code) => code,

@@ -151,16 +151,27 @@ impl InstanceDiscovery for ZkServiceDiscovery {
         Ok(InstanceWatch::new(rx, Some(Box::new(stop.drop_guard()))))
     }
 
+    /// The children of the root holding at least one `host:port` node (with a registry
+    /// `group` the root is shared with interface-level services, the mapping and the metadata
+    /// report, which are left out this way).
     async fn applications(&self) -> registry_core::Result<Vec<String>> {
         let client = self.shared.client()?;
-        match client.list_children(&self.root).await {
-            Ok(mut c) => {
-                c.sort();
-                Ok(c)
+        let mut names = match client.list_children(&self.root).await {
+            Ok(c) => c,
+            Err(zookeeper_client::Error::NoNode) => return Ok(Vec::new()),
+            Err(e) => return Err(ZkError::op("list", &self.root, e).into()),
+        };
+        names.sort();
+        let mut apps = Vec::with_capacity(names.len());
+        for n in names {
+            let path = self.app_path(&n);
+            match client.list_children(&path).await {
+                Ok(c) if c.iter().any(|c| c.contains(':')) => apps.push(n),
+                Ok(_) | Err(zookeeper_client::Error::NoNode) => {}
+                Err(e) => return Err(ZkError::op("list", &path, e).into()),
             }
-            Err(zookeeper_client::Error::NoNode) => Ok(Vec::new()),
-            Err(e) => Err(ZkError::op("list", &self.root, e).into()),
         }
+        Ok(apps)
     }
 
     async fn register(&self, instance: &ServiceInstance) -> registry_core::Result<()> {

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod apps;
 pub mod bench;
 pub mod bench_dubbo;
 pub mod bench_measure;
