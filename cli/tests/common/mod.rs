@@ -8,6 +8,9 @@
 #[path = "../../../protocol-dubbo/tests/common/mod.rs"]
 pub mod dubbo;
 
+/// The real Apache Dubbo 3.3.6 Java peers.
+pub mod java3;
+
 /// The grpcio and Node Triple peers and the test `.proto` files.
 #[path = "../../../protocol-triple/tests/common/mod.rs"]
 pub mod triple;

@@ -1,0 +1,177 @@
+//! Application-level discovery against real Apache Dubbo 3.3.6 Java providers registered with
+//! `register-mode=instance` only, on the real ZooKeeper (`DUBBO_TEST_ZK`): `dubbo-registry list`
+//! and `invoke` find and call them with every way of publishing metadata (MetadataService v2
+//! over Triple — Java's default —, v1 over Dubbo/Hessian2, `remote` storage), see what a Java
+//! consumer sees, and follow revision changes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::java3::{self, JavaProvider};
+use serde_json::Value;
+
+const DEMO: &str = "com.example.peer.DemoService";
+
+async fn run(args: &[&str]) -> common::Out {
+    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    common::Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// A registry URL with a ZooKeeper root of its own (`group`: Dubbo puts instances, mapping and
+/// metadata under it).
+fn registry(addr: &str, tag: &str) -> String {
+    format!("zookeeper://{addr}?group={}", tests::unique(tag))
+}
+
+/// `(protocol, address)` of the application-level rows of `list --json`, checking that each
+/// says its application and revision.
+fn app_rows(out: &common::Out, app: &str, revision: &str) -> BTreeSet<(String, String)> {
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = out.json();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["level"] == "application")
+        .map(|r| {
+            assert_eq!(r["application"], app, "{r}");
+            assert_eq!(r["revision"], revision, "{r}");
+            assert_eq!(r["interface"], DEMO);
+            let url = r["url"].as_str().unwrap();
+            (url.split("://").next().unwrap().to_owned(), r["address"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+async fn provider(name: &str, reg: &str, app: &str, extra: &[&str]) -> JavaProvider {
+    let mut args = vec![
+        "--registry",
+        reg,
+        "--app",
+        app,
+        "--register-mode",
+        "instance",
+        "--services",
+        "demo,echo,greeter",
+    ];
+    args.extend_from_slice(extra);
+    JavaProvider::start(name, &args).await
+}
+
+/// Lists, calls and compares with the Java consumer, for one provider.
+async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvider) {
+    let want: BTreeSet<(String, String)> = [
+        ("dubbo".to_owned(), format!("127.0.0.1:{}", p.port("dubbo"))),
+        ("tri".to_owned(), format!("127.0.0.1:{}", p.port("tri"))),
+    ]
+    .into();
+    let listed = run(&["list", reg, DEMO, "--json"]).await;
+    assert_eq!(app_rows(&listed, app, &p.revision()), want, "{name}: {}", listed.stdout);
+    // Nothing at interface level: this is the case only application-level discovery finds.
+    assert!(listed.json().as_array().unwrap().iter().all(|r| r["level"] == "application"));
+
+    let called = run(&["invoke", reg, DEMO, "sayHello", "[\"world\"]", "--json"]).await;
+    assert_eq!(called.code, 0, "{name}: {} {}", called.stdout, called.stderr);
+    let v = called.json();
+    assert_eq!(v["result"], "Hello world", "{v}");
+    assert_eq!(v["level"], "application");
+    assert_eq!(v["application"], app);
+    assert_eq!(v["revision"], p.revision().as_str());
+
+    // The Java consumer (APPLICATION_FIRST) sees the same providers.
+    let java = java3::consumer(
+        &format!("{name}-java"),
+        &["--registry", reg, "--interface", DEMO, "--mode", "list", "--expect", "2", "--stable-ms", "500"],
+        Duration::from_secs(120),
+    )
+    .await;
+    let seen: BTreeSet<(String, String)> = java["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["protocol"].as_str().unwrap().to_owned(), p["address"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(seen, want, "{name}: the Java consumer saw {java}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instance_mode_with_metadata_service_v2_over_triple() {
+    let Some(addr) = tests::zk_addr("instance_mode_v2") else { return };
+    if !java3::installed("instance_mode_v2") {
+        return;
+    }
+    let reg = registry(&addr, "appjava-v2");
+    let app = tests::unique("shop-v2");
+    let p = provider("appjava-v2", &reg, &app, &[]).await;
+    assert_eq!(p.ready["instances"][0]["metadata"]["meta-v"], "2.0.0", "Java 3.3.6's default");
+    check_found_and_called("v2", &reg, &app, &p).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instance_mode_with_metadata_service_v1_over_dubbo() {
+    let Some(addr) = tests::zk_addr("instance_mode_v1") else { return };
+    if !java3::installed("instance_mode_v1") {
+        return;
+    }
+    let reg = registry(&addr, "appjava-v1");
+    let app = tests::unique("shop-v1");
+    let p = provider("appjava-v1", &reg, &app, &["--metadata-protocol", "dubbo"]).await;
+    assert_eq!(p.ready["instances"][0]["metadata"]["meta-v"], "1.0.0");
+    check_found_and_called("v1", &reg, &app, &p).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instance_mode_with_remote_metadata() {
+    let Some(addr) = tests::zk_addr("instance_mode_remote") else { return };
+    if !java3::installed("instance_mode_remote") {
+        return;
+    }
+    let reg = registry(&addr, "appjava-remote");
+    let app = tests::unique("shop-remote");
+    let p = provider("appjava-remote", &reg, &app, &["--metadata-type", "remote"]).await;
+    assert_eq!(
+        p.ready["instances"][0]["metadata"]["dubbo.metadata.storage-type"],
+        "remote"
+    );
+    check_found_and_called("remote", &reg, &app, &p).await;
+}
+
+/// An IDL service whose path (`dubbo.peer.greet.Greeter`) differs from its interface: Java's
+/// consumer looks application-level addresses up by path and finds nothing; we match by
+/// interface (docs/compatibility.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idl_service_is_found_by_interface() {
+    let Some(addr) = tests::zk_addr("idl_by_interface") else { return };
+    if !java3::installed("idl_by_interface") {
+        return;
+    }
+    let reg = registry(&addr, "appjava-idl");
+    let app = tests::unique("shop-idl");
+    let p = provider("appjava-idl", &reg, &app, &[]).await;
+    let iface = "com.example.peer.greet.Greeter";
+    let listed = run(&["list", &reg, iface, "--json"]).await;
+    let rows: Vec<Value> = listed.json().as_array().unwrap().clone();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        rows[0]["url"].as_str().unwrap().split('?').next().unwrap(),
+        format!("tri://127.0.0.1:{}/dubbo.peer.greet.Greeter", p.port("tri"))
+    );
+    let java = java3::consumer(
+        "idl-java",
+        &["--registry", &reg, "--interface", iface, "--mode", "list", "--stable-ms", "500", "--wait-ms", "8000"],
+        Duration::from_secs(120),
+    )
+    .await;
+    assert_eq!(java["providers"], serde_json::json!([]), "Java's path lookup misses it: {java}");
+}
