@@ -191,7 +191,7 @@ impl AppState {
     }
 
     /// Wakes `n` after every published change (until `n` is dropped).
-    pub(crate) fn subscribe(&self, n: &Arc<Notify>) {
+    pub fn subscribe(&self, n: &Arc<Notify>) {
         let mut s = self.subscribers.lock();
         s.retain(|w| w.strong_count() > 0);
         s.push(Arc::downgrade(n));

@@ -49,7 +49,10 @@ fn app_rows(out: &common::Out, app: &str, revision: &str) -> BTreeSet<(String, S
             assert_eq!(r["revision"], revision, "{r}");
             assert_eq!(r["interface"], DEMO);
             let url = r["url"].as_str().unwrap();
-            (url.split("://").next().unwrap().to_owned(), r["address"].as_str().unwrap().to_owned())
+            (
+                url.split("://").next().unwrap().to_owned(),
+                r["address"].as_str().unwrap().to_owned(),
+            )
         })
         .collect()
 }
@@ -77,12 +80,26 @@ async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvid
     ]
     .into();
     let listed = run(&["list", reg, DEMO, "--json"]).await;
-    assert_eq!(app_rows(&listed, app, &p.revision()), want, "{name}: {}", listed.stdout);
+    assert_eq!(
+        app_rows(&listed, app, &p.revision()),
+        want,
+        "{name}: {}",
+        listed.stdout
+    );
     // Nothing at interface level: this is the case only application-level discovery finds.
-    assert!(listed.json().as_array().unwrap().iter().all(|r| r["level"] == "application"));
+    assert!(listed
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["level"] == "application"));
 
     let called = run(&["invoke", reg, DEMO, "sayHello", "[\"world\"]", "--json"]).await;
-    assert_eq!(called.code, 0, "{name}: {} {}", called.stdout, called.stderr);
+    assert_eq!(
+        called.code, 0,
+        "{name}: {} {}",
+        called.stdout, called.stderr
+    );
     let v = called.json();
     assert_eq!(v["result"], "Hello world", "{v}");
     assert_eq!(v["level"], "application");
@@ -92,7 +109,18 @@ async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvid
     // The Java consumer (APPLICATION_FIRST) sees the same providers.
     let java = java3::consumer(
         &format!("{name}-java"),
-        &["--registry", reg, "--interface", DEMO, "--mode", "list", "--expect", "2", "--stable-ms", "500"],
+        &[
+            "--registry",
+            reg,
+            "--interface",
+            DEMO,
+            "--mode",
+            "list",
+            "--expect",
+            "2",
+            "--stable-ms",
+            "500",
+        ],
         Duration::from_secs(120),
     )
     .await;
@@ -100,27 +128,39 @@ async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvid
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| (p["protocol"].as_str().unwrap().to_owned(), p["address"].as_str().unwrap().to_owned()))
+        .map(|p| {
+            (
+                p["protocol"].as_str().unwrap().to_owned(),
+                p["address"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     assert_eq!(seen, want, "{name}: the Java consumer saw {java}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instance_mode_with_metadata_service_v2_over_triple() {
-    let Some(addr) = tests::zk_addr("instance_mode_v2") else { return };
+    let Some(addr) = tests::zk_addr("instance_mode_v2") else {
+        return;
+    };
     if !java3::installed("instance_mode_v2") {
         return;
     }
     let reg = registry(&addr, "appjava-v2");
     let app = tests::unique("shop-v2");
     let p = provider("appjava-v2", &reg, &app, &[]).await;
-    assert_eq!(p.ready["instances"][0]["metadata"]["meta-v"], "2.0.0", "Java 3.3.6's default");
+    assert_eq!(
+        p.ready["instances"][0]["metadata"]["meta-v"], "2.0.0",
+        "Java 3.3.6's default"
+    );
     check_found_and_called("v2", &reg, &app, &p).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instance_mode_with_metadata_service_v1_over_dubbo() {
-    let Some(addr) = tests::zk_addr("instance_mode_v1") else { return };
+    let Some(addr) = tests::zk_addr("instance_mode_v1") else {
+        return;
+    };
     if !java3::installed("instance_mode_v1") {
         return;
     }
@@ -133,7 +173,9 @@ async fn instance_mode_with_metadata_service_v1_over_dubbo() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instance_mode_with_remote_metadata() {
-    let Some(addr) = tests::zk_addr("instance_mode_remote") else { return };
+    let Some(addr) = tests::zk_addr("instance_mode_remote") else {
+        return;
+    };
     if !java3::installed("instance_mode_remote") {
         return;
     }
@@ -152,7 +194,9 @@ async fn instance_mode_with_remote_metadata() {
 /// interface (docs/compatibility.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idl_service_is_found_by_interface() {
-    let Some(addr) = tests::zk_addr("idl_by_interface") else { return };
+    let Some(addr) = tests::zk_addr("idl_by_interface") else {
+        return;
+    };
     if !java3::installed("idl_by_interface") {
         return;
     }
@@ -169,9 +213,24 @@ async fn an_idl_service_is_found_by_interface() {
     );
     let java = java3::consumer(
         "idl-java",
-        &["--registry", &reg, "--interface", iface, "--mode", "list", "--stable-ms", "500", "--wait-ms", "8000"],
+        &[
+            "--registry",
+            &reg,
+            "--interface",
+            iface,
+            "--mode",
+            "list",
+            "--stable-ms",
+            "500",
+            "--wait-ms",
+            "8000",
+        ],
         Duration::from_secs(120),
     )
     .await;
-    assert_eq!(java["providers"], serde_json::json!([]), "Java's path lookup misses it: {java}");
+    assert_eq!(
+        java["providers"],
+        serde_json::json!([]),
+        "Java's path lookup misses it: {java}"
+    );
 }

@@ -35,7 +35,10 @@ pub fn installed(test: &str) -> bool {
     let msg = format!(
         "{test}: the Java Dubbo 3.3 peer is not installed; run `bash scripts/peers/java-dubbo3.sh install`"
     );
-    assert!(!tests::servers_required(), "{msg} (DUBBO_TEST_REQUIRE_SERVERS=1)");
+    assert!(
+        !tests::servers_required(),
+        "{msg} (DUBBO_TEST_REQUIRE_SERVERS=1)"
+    );
     eprintln!("\n*** SKIPPED {msg} ***\n");
     false
 }
@@ -94,7 +97,9 @@ impl JavaProvider {
     pub async fn start(name: &str, args: &[&str]) -> JavaProvider {
         let log = log_path(name);
         let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-        let mut child = command("provider", &args, &log).spawn().expect("spawn java provider");
+        let mut child = command("provider", &args, &log)
+            .spawn()
+            .expect("spawn java provider");
         let out = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(out).lines();
         let deadline = Instant::now() + READY_WITHIN;
@@ -147,17 +152,30 @@ impl Drop for JavaProvider {
 pub async fn consumer(name: &str, args: &[&str], within: Duration) -> Value {
     let log = log_path(name);
     let args: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
-    let child = command("consumer", &args, &log).spawn().expect("spawn java consumer");
+    let child = command("consumer", &args, &log)
+        .spawn()
+        .expect("spawn java consumer");
     let pid = child.id();
     let out = match tokio::time::timeout(within, child.wait_with_output()).await {
         Ok(Ok(o)) => o,
         _ => {
             kill_group(pid, "KILL");
-            panic!("{name}: consumer did not finish within {within:?}\n{}", tail(&log));
+            panic!(
+                "{name}: consumer did not finish within {within:?}\n{}",
+                tail(&log)
+            );
         }
     };
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().rev().find(|l| l.starts_with('{')).unwrap_or("");
-    serde_json::from_str(line)
-        .unwrap_or_else(|e| panic!("{name}: consumer printed no JSON ({e}): {text}\n{}", tail(&log)))
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
+    serde_json::from_str(line).unwrap_or_else(|e| {
+        panic!(
+            "{name}: consumer printed no JSON ({e}): {text}\n{}",
+            tail(&log)
+        )
+    })
 }
