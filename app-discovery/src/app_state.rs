@@ -66,8 +66,10 @@ impl Default for AppOptions {
 pub struct ServiceUrls {
     /// The service.
     pub info: Arc<ServiceInfo>,
-    /// One URL per instance serving it with this revision, sorted by address.
-    pub urls: Vec<Url>,
+    /// One URL per instance serving it with this revision, sorted by address. The same
+    /// allocation as in the previous snapshot when the list did not change (subscriptions
+    /// compare by pointer to skip unchanged services).
+    pub urls: Arc<[Url]>,
 }
 
 /// One revision as the snapshot uses it.
@@ -407,6 +409,16 @@ impl Task {
         let settled = pending == 0;
         let mut revisions = Vec::with_capacity(views.len());
         let mut total = 0usize;
+        let prev = self.snapshot.load_full();
+        let previous_urls = |rev: &str, key: &str| -> Option<Arc<[Url]>> {
+            prev.revisions
+                .iter()
+                .find(|r| &*r.revision == rev)?
+                .services
+                .iter()
+                .find(|s| s.info.match_key() == key)
+                .map(|s| s.urls.clone())
+        };
         for (rev, (m, users)) in views {
             let Users {
                 instances: mut insts,
@@ -422,16 +434,28 @@ impl Task {
                 }
             }
             total += insts.len() * services.len();
+            let services = services
+                .into_iter()
+                .zip(per)
+                .map(|(info, urls)| {
+                    let urls: Arc<[Url]> = match previous_urls(&rev, &info.match_key()) {
+                        Some(old)
+                            if old.len() == urls.len()
+                                && old.iter().zip(&urls).all(|(a, b)| Url::ptr_eq(a, b)) =>
+                        {
+                            old
+                        }
+                        _ => urls.into(),
+                    };
+                    ServiceUrls { info, urls }
+                })
+                .collect();
             revisions.push(RevisionView {
                 revision: rev,
                 metadata: m,
                 instances: insts,
                 stale,
-                services: services
-                    .into_iter()
-                    .zip(per)
-                    .map(|(info, urls)| ServiceUrls { info, urls })
-                    .collect(),
+                services,
             });
         }
         self.urls.retain_pass(pass);

@@ -324,6 +324,7 @@ impl Registry for ServiceDiscoveryRegistry {
             notify: Arc::new(Notify::new()),
             published: false,
             first: Some(first_tx),
+            sources: Vec::new(),
         };
         tokio::spawn(task.run(mapping));
         let _ = tokio::time::timeout(self.inner.options.subscribe_wait, first_rx).await;
@@ -388,6 +389,9 @@ struct SubTask {
     notify: Arc<Notify>,
     published: bool,
     first: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The URL lists the last published list was made of (by pointer): an application change
+    /// that leaves every one of them untouched is skipped without building a list.
+    sources: Vec<Arc<[Url]>>,
 }
 
 impl SubTask {
@@ -483,7 +487,7 @@ impl SubTask {
     }
 
     fn recompute(&mut self) {
-        let mut urls: Vec<Url> = Vec::new();
+        let mut sources: Vec<Arc<[Url]>> = Vec::new();
         let mut any_ready = false;
         let mut moved = false;
         let mut all_settled = true;
@@ -499,13 +503,24 @@ impl SubTask {
             any_ready = true;
             for r in &snap.revisions {
                 for s in &r.services {
-                    if self.matcher.matches(&s.info) {
-                        urls.extend(s.urls.iter().cloned());
+                    if self.matcher.matches(&s.info) && !s.urls.is_empty() {
+                        sources.push(s.urls.clone());
                     }
                 }
             }
         }
         let first_done = all_settled || !self.apps.is_empty() && any_ready;
+        let unchanged = self.published
+            && sources.len() == self.sources.len()
+            && sources.iter().zip(&self.sources).all(|(a, b)| Arc::ptr_eq(a, b));
+        if unchanged {
+            return;
+        }
+        let mut urls: Vec<Url> = Vec::with_capacity(sources.iter().map(|s| s.len()).sum());
+        for s in &sources {
+            urls.extend(s.iter().cloned());
+        }
+        self.sources = sources;
         if urls.is_empty() {
             if any_ready && (self.published || moved) {
                 let e = empty_url(self.publisher.consumer(), PROVIDERS);

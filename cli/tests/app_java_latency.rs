@@ -1,0 +1,232 @@
+//! Registration → first call, measured against the Java consumer in the same run: one
+//! application of 1,000 instances (a real Apache Dubbo 3.3.6 provider plus 999 more instance
+//! nodes announcing its revision at other loopback addresses, which the provider also answers
+//! on: it listens on every address), both consumers subscribed (`APPLICATION_FIRST`), then a new
+//! provider of the application registers with the tag `fresh`; both consumers call with
+//! `dubbo.tag=fresh` and `dubbo.force.tag=true` every millisecond, so only the new provider
+//! can answer. The time from its instance node's creation (ZooKeeper `ctime`) to each
+//! consumer's first successful call is printed (BENCHMARKS.md "Application level"); the test
+//! asserts only that both consumers reach the new provider.
+//!
+//! `APP_LATENCY_INSTANCES` (default 1000) and `APP_LATENCY_ROUNDS` (default 3) change the size.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use app_discovery::migration::{MigrationReference, ReferenceConfig};
+use app_discovery::{
+    AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
+    MetadataServiceClients, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
+};
+use common::java3::{self, JavaProvider};
+use invoker::directory::{Directory, DirectoryOptions};
+use invoker::rpc::{Invocation, InvokerFactory};
+use registry_core::Url;
+use registry_zk::testing::client::{Acls, Client, CreateMode};
+use registry_zk::{ZkConfigCenter, ZkServiceDiscovery, ZookeeperRegistry};
+use tokio::io::AsyncBufReadExt;
+
+const DEMO: &str = "com.example.peer.DemoService";
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+fn env_usize(k: &str, d: usize) -> usize {
+    std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
+}
+
+async fn our_reference(reg: &Url) -> MigrationReference {
+    let dubbo = Arc::new(protocol_dubbo::DubboInvokerFactory::new());
+    let clients = MetadataServiceClients::new()
+        .with_v1("dubbo", Arc::new(InvokerMetadataClient::new(dubbo.clone())))
+        .with_v2(Arc::new(protocol_triple::MetadataServiceV2Client::new()));
+    let root = registry_zk::config_center::metadata_root(reg);
+    let report = MetadataReport::new(
+        Arc::new(ZkConfigCenter::connect_with_root(reg, &root).await.unwrap()),
+        ReportLayout::Tree,
+    );
+    let app = ServiceDiscoveryRegistry::new(
+        reg.clone(),
+        Arc::new(ZkServiceDiscovery::connect(reg).await.unwrap()),
+        Some(report.clone()),
+        MetadataResolver::new(Some(report), clients, ResolverOptions::default()),
+        AppDiscoveryOptions::default(),
+    );
+    let consumer = Url::parse(&format!(
+        "consumer://127.0.0.1/{DEMO}?interface={DEMO}&application=latency-consumer&protocol=dubbo&check=false&retries=0&timeout=3000"
+    ))
+    .unwrap();
+    let factory: Arc<dyn InvokerFactory> = dubbo;
+    MigrationReference::open(ReferenceConfig {
+        consumer,
+        factory,
+        options: DirectoryOptions {
+            register: false,
+            ready_timeout: Duration::from_secs(120),
+            ..DirectoryOptions::default()
+        },
+        interface_registry: Some(Arc::new(ZookeeperRegistry::connect(reg).await.unwrap())),
+        app_registry: Some(app),
+        config_center: Some(Arc::new(ZkConfigCenter::connect(reg).await.unwrap())),
+        rule_wait: Duration::from_secs(10),
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registration_to_first_call_against_the_java_consumer() {
+    let Some(addr) = tests::zk_addr("registration_to_first_call") else { return };
+    if !java3::installed("registration_to_first_call") {
+        return;
+    }
+    let instances = env_usize("APP_LATENCY_INSTANCES", 1000);
+    let rounds = env_usize("APP_LATENCY_ROUNDS", 3);
+    let root = tests::unique("appjava-latency");
+    let reg_s = format!("zookeeper://{addr}?group={root}");
+    let reg = Url::parse(&reg_s).unwrap();
+    let app = tests::unique("lat");
+    let base_args = ["--registry", reg_s.as_str(), "--app", app.as_str(), "--register-mode", "instance", "--services", "demo"];
+    let p0 = JavaProvider::start("latency-p0", &base_args).await;
+
+    // 999 more instances of the application: the same node, other loopback addresses.
+    let zk = Client::connect(&addr).await.unwrap();
+    let port = p0.port("dubbo");
+    let node0 = format!("/{root}/{app}/127.0.0.1:{port}");
+    let (data, _) = zk.get_data(&node0).await.unwrap();
+    let template: serde_json::Value = serde_json::from_slice(&data).unwrap();
+    let opts = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+    for i in 1..instances {
+        let host = format!("127.0.{}.{}", i / 250, 2 + i % 250);
+        let id = format!("{host}:{port}");
+        let mut v = template.clone();
+        v["id"] = id.clone().into();
+        v["address"] = host.into();
+        v["payload"]["id"] = id.clone().into();
+        zk.create(&format!("/{root}/{app}/{id}"), v.to_string().as_bytes(), &opts)
+            .await
+            .unwrap();
+    }
+
+    let ours = our_reference(&reg).await;
+    let dir = ours.directory();
+    let appdir = dir.application_directory().unwrap();
+    tests::eventually("our consumer holds every instance", Duration::from_secs(120), || async {
+        (appdir.invoker_count() == instances).then_some(())
+    })
+    .await;
+    let cluster = invoker::cluster::join(dir.clone() as Arc<dyn Directory>);
+
+    let mut results = Vec::new();
+    for round in 0..rounds {
+        let tag = format!("fresh{round}");
+        // The Java consumer, subscribed before the new provider exists.
+        let java = java_first_success(&reg_s, &tag).await;
+        // Ours: a loop in the background.
+        let ours_task = {
+            let cluster = cluster.clone();
+            let tag = tag.clone();
+            tokio::spawn(async move {
+                let inv = Invocation::new("whoAmI")
+                    .with_attachment("dubbo.tag", tag.as_str())
+                    .with_attachment("dubbo.force.tag", "true");
+                loop {
+                    if let Ok(r) = cluster.invoke(&inv).await {
+                        return (now_ms(), r.value);
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+        };
+        let mut args: Vec<&str> = base_args.to_vec();
+        args.extend(["--tag", tag.as_str()]);
+        let p = JavaProvider::start(&format!("latency-p{}", round + 1), &args).await;
+        let node = format!("/{root}/{app}/127.0.0.1:{}", p.port("dubbo"));
+        let stat = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                if let Ok(Some(s)) = zk.check_stat(&node).await {
+                    return s;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await
+        .expect("the new instance node");
+        let registered = stat.ctime as u64;
+        let (our_at, who) = tokio::time::timeout(Duration::from_secs(120), ours_task)
+            .await
+            .expect("our consumer called the new provider")
+            .unwrap();
+        assert!(who.as_str().unwrap().contains(&tag), "{who}");
+        let java_at = java.await.unwrap();
+        let row = (our_at.saturating_sub(registered), java_at.saturating_sub(registered));
+        eprintln!(
+            "registration -> first call, {instances} instances, round {round}: ours {} ms, Java {} ms",
+            row.0, row.1
+        );
+        results.push(row);
+        p.stop().await;
+    }
+    let mean = |f: fn(&(u64, u64)) -> u64| results.iter().map(f).sum::<u64>() as f64 / results.len() as f64;
+    eprintln!(
+        "registration -> first call, {instances} instances, mean of {rounds}: ours {:.0} ms, Java {:.0} ms",
+        mean(|r| r.0),
+        mean(|r| r.1)
+    );
+    drop(p0);
+}
+
+/// Starts the Java consumer in `first-success` mode for `tag`; resolves to its first-success
+/// time once subscribed (the future waits for the result line).
+async fn java_first_success(reg: &str, tag: &str) -> tokio::task::JoinHandle<u64> {
+    let t_attach = format!("dubbo.tag={tag}");
+    let args: Vec<String> = [
+        "--registry", reg, "--interface", DEMO, "--mode", "first-success", "--method", "whoAmI",
+        "--attachment", t_attach.as_str(), "--attachment", "dubbo.force.tag=true", "--retries", "0",
+        "--protocol", "dubbo", "--wait-ms", "120000",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut child = tokio::process::Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/peers/java-dubbo3.sh"))
+        .arg("consumer")
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // Subscribed (its first list, 1,000 instances, is in) before the new provider starts.
+    loop {
+        let l = tokio::time::timeout(Duration::from_secs(180), lines.next_line())
+            .await
+            .expect("the Java consumer subscribed")
+            .unwrap()
+            .expect("the Java consumer's READY");
+        if l.starts_with("READY") {
+            break;
+        }
+    }
+    tokio::spawn(async move {
+        let _child = child;
+        loop {
+            let l = tokio::time::timeout(Duration::from_secs(180), lines.next_line())
+                .await
+                .expect("the Java consumer's result")
+                .unwrap()
+                .expect("a result line");
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&l) {
+                return v["first_success_ms"]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("the Java consumer did not reach the new provider: {v}"));
+            }
+        }
+    })
+}
