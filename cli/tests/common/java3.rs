@@ -72,11 +72,15 @@ fn command(sub: &str, args: &[String], log: &Path) -> tokio::process::Command {
     cmd
 }
 
+/// Sends `signal` (a name: `TERM`, `KILL`) to the process group `pid` leads.
+///
+/// Careful: procps `kill -KILL -1234` parses `-1234` as a signal option and signals process
+/// group 9 instead; only `kill -s KILL -- -1234` names the group.
 fn kill_group(pid: Option<u32>, signal: &str) {
-    if let Some(pid) = pid {
+    if let Some(pid) = pid.filter(|p| *p > 1) {
         let _ = std::process::Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(format!("-{pid}"))
+            .args(["-s", signal, "--", &format!("-{pid}")])
+            .stderr(Stdio::null())
             .status();
     }
 }
