@@ -8,7 +8,10 @@
 //! consumer's first successful call is printed (BENCHMARKS.md "Application level"); the test
 //! asserts only that both consumers reach the new provider.
 //!
-//! `APP_LATENCY_INSTANCES` (default 1000) and `APP_LATENCY_ROUNDS` (default 3) change the size.
+//! `APP_LATENCY_INSTANCES` (default 1000) and `APP_LATENCY_ROUNDS` (default 3) change the size,
+//! `APP_LATENCY_METADATA=remote` makes the providers store their MetadataInfo in ZooKeeper (then
+//! no consumer waits for the new provider's MetadataService to answer its first request);
+//! with `APP_LATENCY_OUT=FILE` each round is also appended to FILE as a JSON line.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -85,13 +88,22 @@ async fn registration_to_first_call_against_the_java_consumer() {
     if !java3::installed("registration_to_first_call") {
         return;
     }
+    // RUST_LOG shows where the time goes (e.g. app_discovery=debug,registry_zk=debug).
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
     let instances = env_usize("APP_LATENCY_INSTANCES", 1000);
     let rounds = env_usize("APP_LATENCY_ROUNDS", 3);
     let root = tests::unique("appjava-latency");
     let reg_s = format!("zookeeper://{addr}?group={root}");
     let reg = Url::parse(&reg_s).unwrap();
     let app = tests::unique("lat");
-    let base_args = ["--registry", reg_s.as_str(), "--app", app.as_str(), "--register-mode", "instance", "--services", "demo"];
+    let metadata = std::env::var("APP_LATENCY_METADATA").unwrap_or_else(|_| "local".into());
+    let base_args = [
+        "--registry", reg_s.as_str(), "--app", app.as_str(), "--register-mode", "instance", "--services", "demo",
+        "--metadata-type", metadata.as_str(),
+    ];
     let p0 = JavaProvider::start("latency-p0", &base_args).await;
 
     // 999 more instances of the application: the same node, other loopback addresses.
@@ -166,9 +178,16 @@ async fn registration_to_first_call_against_the_java_consumer() {
         let java_at = java.await.unwrap();
         let row = (our_at.saturating_sub(registered), java_at.saturating_sub(registered));
         eprintln!(
-            "registration -> first call, {instances} instances, round {round}: ours {} ms, Java {} ms",
+            "registration -> first call, {instances} instances, round {round}: ours {} ms, Java {} ms (instance node created at {registered} ms since the epoch)",
             row.0, row.1
         );
+        if let Ok(path) = std::env::var("APP_LATENCY_OUT") {
+            use std::io::Write as _;
+            let line = serde_json::json!({"instances": instances, "metadata": metadata, "round": round, "ours_ms": row.0, "java_ms": row.1});
+            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+                let _ = writeln!(f, "{line}");
+            }
+        }
         results.push(row);
         p.stop().await;
     }

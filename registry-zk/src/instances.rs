@@ -329,6 +329,7 @@ impl AppWatch {
     }
 
     fn note(&mut self, ev: WatchedEvent, d: &mut Dirty) {
+        tracing::trace!(app = %self.app, event = ?ev.event_type, path = %ev.path, "instance event");
         match ev.event_type {
             EventType::Session if ev.session_state.is_terminated() => {
                 self.watcher = None;
