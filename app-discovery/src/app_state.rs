@@ -34,6 +34,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use registry_core::{InstanceList, ServiceInstance, SharedInstanceDiscovery, Url};
+use rustc_hash::FxHashMap;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -115,6 +116,8 @@ pub struct AppSnapshot {
     pub skipped: usize,
     /// The resolved revisions in use (sorted).
     pub revisions: Vec<RevisionView>,
+    /// The same services by interface name, in revision order (what subscriptions read).
+    pub by_interface: FxHashMap<Arc<str>, Vec<ServiceUrls>>,
     /// Revisions not resolved (being fetched or failed).
     pub unresolved: Vec<Unresolved>,
 }
@@ -171,6 +174,7 @@ impl AppState {
             generation: 0,
             published: false,
             fetches: JoinSet::new(),
+            fetch_ids: HashMap::new(),
         };
         tokio::spawn(task.run());
         Arc::new(AppState {
@@ -250,6 +254,8 @@ struct Task {
     generation: u64,
     published: bool,
     fetches: JoinSet<Fetched>,
+    /// The revision each fetch task is for.
+    fetch_ids: HashMap<tokio::task::Id, Arc<str>>,
 }
 
 impl Task {
@@ -270,36 +276,65 @@ impl Task {
         retry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         retry.tick().await;
         loop {
-            tokio::select! {
+            // One event, then everything else already waiting, then one rebuild: a burst of
+            // registrations or of resolved revisions costs one rebuild, not one each.
+            let mut dirty = tokio::select! {
                 _ = self.stop.cancelled() => break,
                 list = watch.next() => {
                     let Some(list) = list else { break };
                     self.instances = list;
                     self.request_missing(false);
-                    self.rebuild();
+                    true
                 }
-                Some(done) = self.fetches.join_next(), if !self.fetches.is_empty() => {
-                    let Ok((rev, r)) = done else { continue };
-                    if let Some(slot) = self.meta.get_mut(&rev) {
-                        *slot = match r {
-                            Ok(m) => Rev::Ready(m),
-                            Err(e) => {
-                                tracing::warn!(app = %self.app, revision = %rev, error = %e,
-                                    "revision unresolved; its new instances wait, retried every {:?}", self.options.retry_interval);
-                                Rev::Failed(e)
-                            }
-                        };
-                    }
-                    self.rebuild();
+                Some(done) = self.fetches.join_next_with_id(), if !self.fetches.is_empty() => {
+                    self.fetched(done);
+                    true
                 }
-                _ = retry.tick() => {
-                    if self.request_missing(true) {
-                        self.rebuild();
-                    }
-                }
+                _ = retry.tick() => self.request_missing(true),
+            };
+            while let Some(done) = self.fetches.try_join_next_with_id() {
+                self.fetched(done);
+                dirty = true;
+            }
+            if let Some(list) = watch.try_next() {
+                self.instances = list;
+                self.request_missing(false);
+                dirty = true;
+            }
+            if dirty {
+                self.rebuild();
             }
         }
         self.fetches.abort_all();
+    }
+
+    /// Records a finished fetch.
+    fn fetched(&mut self, done: Result<(tokio::task::Id, Fetched), tokio::task::JoinError>) {
+        let (rev, r) = match done {
+            Ok((id, v)) => {
+                self.fetch_ids.remove(&id);
+                v
+            }
+            Err(e) => {
+                // A fetch does not panic; should one end abnormally, its revision counts as
+                // failed and is asked again by the retry.
+                let Some(rev) = self.fetch_ids.remove(&e.id()) else {
+                    return;
+                };
+                tracing::warn!(app = %self.app, revision = %rev, error = %e, "a metadata fetch task ended abnormally");
+                (rev, Err(Error::Destroyed))
+            }
+        };
+        if let Some(slot) = self.meta.get_mut(&rev) {
+            *slot = match r {
+                Ok(m) => Rev::Ready(m),
+                Err(e) => {
+                    tracing::warn!(app = %self.app, revision = %rev, error = %e,
+                        "revision unresolved; its new instances wait, retried every {:?}", self.options.retry_interval);
+                    Rev::Failed(e)
+                }
+            };
+        }
     }
 
     /// The enabled instances with a usable revision, grouped by revision.
@@ -339,10 +374,12 @@ impl Task {
             self.meta.insert(rev.clone(), Rev::Pending);
             let resolver = self.resolver.clone();
             let app = self.app.clone();
-            self.fetches.spawn(async move {
+            let key = rev.clone();
+            let h = self.fetches.spawn(async move {
                 let r = resolver.resolve(&app, &rev, insts).await;
                 (rev, r)
             });
+            self.fetch_ids.insert(h.id(), key);
             started = true;
         }
         started
@@ -409,16 +446,15 @@ impl Task {
         let settled = pending == 0;
         let mut revisions = Vec::with_capacity(views.len());
         let mut total = 0usize;
+        // The previous lists by ServiceInfo (an `Arc` of one MetadataInfo, so of one revision):
+        // an unchanged list keeps its allocation.
         let prev = self.snapshot.load_full();
-        let previous_urls = |rev: &str, key: &str| -> Option<Arc<[Url]>> {
-            prev.revisions
-                .iter()
-                .find(|r| &*r.revision == rev)?
-                .services
-                .iter()
-                .find(|s| s.info.match_key() == key)
-                .map(|s| s.urls.clone())
-        };
+        let previous: FxHashMap<usize, &Arc<[Url]>> = prev
+            .revisions
+            .iter()
+            .flat_map(|r| r.services.iter())
+            .map(|s| (Arc::as_ptr(&s.info) as usize, &s.urls))
+            .collect();
         for (rev, (m, users)) in views {
             let Users {
                 instances: mut insts,
@@ -438,12 +474,12 @@ impl Task {
                 .into_iter()
                 .zip(per)
                 .map(|(info, urls)| {
-                    let urls: Arc<[Url]> = match previous_urls(&rev, &info.match_key()) {
+                    let urls: Arc<[Url]> = match previous.get(&(Arc::as_ptr(&info) as usize)) {
                         Some(old)
                             if old.len() == urls.len()
                                 && old.iter().zip(&urls).all(|(a, b)| Url::ptr_eq(a, b)) =>
                         {
-                            old
+                            (*old).clone()
                         }
                         _ => urls.into(),
                     };
@@ -458,7 +494,19 @@ impl Task {
                 services,
             });
         }
+        drop(previous);
         self.urls.retain_pass(pass);
+        let mut by_interface: FxHashMap<Arc<str>, Vec<ServiceUrls>> = FxHashMap::default();
+        for r in &revisions {
+            for su in &r.services {
+                match by_interface.get_mut(su.info.name.as_str()) {
+                    Some(v) => v.push(su.clone()),
+                    None => {
+                        by_interface.insert(Arc::from(su.info.name.as_str()), vec![su.clone()]);
+                    }
+                }
+            }
+        }
         let skipped = self.instances.len() - count;
         let was_settled = self.snapshot.load().settled;
         let publish = if !self.published {
@@ -479,6 +527,7 @@ impl Task {
                 instances: count,
                 skipped,
                 revisions,
+                by_interface,
                 unresolved,
             }
         } else {

@@ -399,6 +399,12 @@ impl SubTask {
         let stop = self.registry.stop.clone();
         let closed = self.publisher.closed_token();
         let mut mapping = mapping;
+        if mapping.is_none() {
+            // Nothing to wait for: the report is unreachable (check=false).
+            if let Some(tx) = self.first.take() {
+                let _ = tx.send(());
+            }
+        }
         loop {
             let Some(m) = mapping.as_mut() else {
                 // The report was unreachable at subscribe time (check=false): keep trying.
@@ -501,18 +507,24 @@ impl SubTask {
                 continue;
             }
             any_ready = true;
-            for r in &snap.revisions {
-                for s in &r.services {
-                    if self.matcher.matches(&s.info) && !s.urls.is_empty() {
-                        sources.push(s.urls.clone());
-                    }
+            for s in snap
+                .by_interface
+                .get(self.matcher.interface())
+                .into_iter()
+                .flatten()
+            {
+                if !s.urls.is_empty() && self.matcher.matches(&s.info) {
+                    sources.push(s.urls.clone());
                 }
             }
         }
         let first_done = all_settled || !self.apps.is_empty() && any_ready;
         let unchanged = self.published
             && sources.len() == self.sources.len()
-            && sources.iter().zip(&self.sources).all(|(a, b)| Arc::ptr_eq(a, b));
+            && sources
+                .iter()
+                .zip(&self.sources)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
         if unchanged {
             return;
         }

@@ -42,7 +42,9 @@ async fn levels(reg: &str) -> Levels {
         .with_v1("dubbo", Arc::new(InvokerMetadataClient::new(dubbo)))
         .with_v2(Arc::new(protocol_triple::MetadataServiceV2Client::new()));
     let root = registry_zk::config_center::metadata_root(&url);
-    let report_cc = ZkConfigCenter::connect_with_root(&url, &root).await.unwrap();
+    let report_cc = ZkConfigCenter::connect_with_root(&url, &root)
+        .await
+        .unwrap();
     let report = MetadataReport::new(Arc::new(report_cc), ReportLayout::Tree);
     let resolver = MetadataResolver::new(
         Some(report.clone()),
@@ -96,11 +98,32 @@ async fn reference(l: &Levels, app: &str) -> MigrationReference {
     .unwrap()
 }
 
-fn provider_args<'a>(reg: &'a str, app: &'a str, mode: &'a str, ports: &'a [String; 3], param: &'a str) -> Vec<&'a str> {
+fn provider_args<'a>(
+    reg: &'a str,
+    app: &'a str,
+    mode: &'a str,
+    ports: &'a [String; 3],
+    param: &'a str,
+) -> Vec<&'a str> {
     vec![
-        "--registry", reg, "--app", app, "--register-mode", mode, "--services", "demo",
-        "--protocols", "dubbo,tri", "--dubbo-port", &ports[0], "--tri-port", &ports[1],
-        "--metadata-port", &ports[2], "--param", param,
+        "--registry",
+        reg,
+        "--app",
+        app,
+        "--register-mode",
+        mode,
+        "--services",
+        "demo",
+        "--protocols",
+        "dubbo,tri",
+        "--dubbo-port",
+        &ports[0],
+        "--tri-port",
+        &ports[1],
+        "--metadata-port",
+        &ports[2],
+        "--param",
+        param,
     ]
 }
 
@@ -109,7 +132,10 @@ fn ports() -> [String; 3] {
     let l: Vec<std::net::TcpListener> = (0..3)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
         .collect();
-    let p: Vec<String> = l.iter().map(|l| l.local_addr().unwrap().port().to_string()).collect();
+    let p: Vec<String> = l
+        .iter()
+        .map(|l| l.local_addr().unwrap().port().to_string())
+        .collect();
     [p[0].clone(), p[1].clone(), p[2].clone()]
 }
 
@@ -119,7 +145,11 @@ async fn served(l: &Levels, app: &str) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = snap
         .revisions
         .iter()
-        .flat_map(|r| r.instances.iter().map(move |i| (i.address(), r.revision.to_string())))
+        .flat_map(|r| {
+            r.instances
+                .iter()
+                .map(move |i| (i.address(), r.revision.to_string()))
+        })
         .collect();
     v.sort();
     v
@@ -127,7 +157,9 @@ async fn served(l: &Levels, app: &str) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_a_provider() {
-    let Some(addr) = tests::zk_addr("rolling_restart") else { return };
+    let Some(addr) = tests::zk_addr("rolling_restart") else {
+        return;
+    };
     if !java3::installed("rolling_restart") {
         return;
     }
@@ -140,7 +172,14 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
     let r = reference(&l, "roll-consumer").await;
     let cluster = invoker::cluster::join(r.directory() as Arc<dyn Directory>);
     assert_eq!(
-        cluster.invoke(&Invocation::new("sayHello").with_arguments(vec!["java.lang.String".into()], vec!["x".into()])).await.unwrap().value,
+        cluster
+            .invoke(
+                &Invocation::new("sayHello")
+                    .with_arguments(vec!["java.lang.String".into()], vec!["x".into()])
+            )
+            .await
+            .unwrap()
+            .value,
         "Hello x"
     );
 
@@ -149,7 +188,8 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
     let ok = Arc::new(AtomicUsize::new(0));
     let failures: Arc<Mutex<Vec<String>>> = Arc::default();
     let caller = {
-        let (cluster, stop, ok, failures) = (cluster.clone(), stop.clone(), ok.clone(), failures.clone());
+        let (cluster, stop, ok, failures) =
+            (cluster.clone(), stop.clone(), ok.clone(), failures.clone());
         tokio::spawn(async move {
             let inv = Invocation::new("whoAmI");
             while !stop.load(Ordering::Relaxed) {
@@ -166,14 +206,26 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
     let (rev_a, rev_b) = (a.revision(), b.revision());
     // Restart A, then B, each on its own ports with a changed parameter: a new revision.
     a.stop().await;
-    let a2 = JavaProvider::start("roll-a2", &provider_args(&reg, &app, "instance", &pa, "v=2")).await;
+    let a2 = JavaProvider::start(
+        "roll-a2",
+        &provider_args(&reg, &app, "instance", &pa, "v=2"),
+    )
+    .await;
     assert_ne!(a2.revision(), rev_a);
     tests::eventually("A on its new revision", T, || async {
-        served(&l, &app).await.iter().any(|(ad, rv)| ad.ends_with(&pa[0]) && *rv == a2.revision()).then_some(())
+        served(&l, &app)
+            .await
+            .iter()
+            .any(|(ad, rv)| ad.ends_with(&pa[0]) && *rv == a2.revision())
+            .then_some(())
     })
     .await;
     b.stop().await;
-    let b2 = JavaProvider::start("roll-b2", &provider_args(&reg, &app, "instance", &pb, "v=2")).await;
+    let b2 = JavaProvider::start(
+        "roll-b2",
+        &provider_args(&reg, &app, "instance", &pb, "v=2"),
+    )
+    .await;
     assert_ne!(b2.revision(), rev_b);
     let want = {
         let mut w = vec![
@@ -204,15 +256,24 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
     assert!(ok.load(Ordering::Relaxed) > 20, "calls kept being served");
     // The directory holds exactly the two live providers.
     let dir = r.directory().application_directory().unwrap();
-    let mut addrs: Vec<String> = dir.invoker_urls().iter().filter_map(|u| u.address()).collect();
+    let mut addrs: Vec<String> = dir
+        .invoker_urls()
+        .iter()
+        .filter_map(|u| u.address())
+        .collect();
     addrs.sort();
-    assert_eq!(addrs, want.iter().map(|(a, _)| a.clone()).collect::<Vec<_>>());
+    assert_eq!(
+        addrs,
+        want.iter().map(|(a, _)| a.clone()).collect::<Vec<_>>()
+    );
     drop((a2, b2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unanswerable_revision_keeps_the_known_addresses() {
-    let Some(addr) = tests::zk_addr("unanswerable_revision") else { return };
+    let Some(addr) = tests::zk_addr("unanswerable_revision") else {
+        return;
+    };
     if !java3::installed("unanswerable_revision") {
         return;
     }
@@ -226,18 +287,25 @@ async fn an_unanswerable_revision_keeps_the_known_addresses() {
     let cluster = invoker::cluster::join(r.directory() as Arc<dyn Directory>);
     let call = || async {
         cluster
-            .invoke(&Invocation::new("sayHello").with_arguments(vec!["java.lang.String".into()], vec!["y".into()]))
+            .invoke(
+                &Invocation::new("sayHello")
+                    .with_arguments(vec!["java.lang.String".into()], vec!["y".into()]),
+            )
             .await
     };
     assert_eq!(call().await.unwrap().value, "Hello y");
 
     // The instance node now announces a revision its MetadataService does not know.
-    let zk = registry_zk::testing::client::Client::connect(&addr).await.unwrap();
+    let zk = registry_zk::testing::client::Client::connect(&addr)
+        .await
+        .unwrap();
     let node = format!("/{root}/{app}/127.0.0.1:{}", pp[0]);
     let (data, _) = zk.get_data(&node).await.unwrap();
     let mut v: serde_json::Value = serde_json::from_slice(&data).unwrap();
     v["payload"]["metadata"]["dubbo.metadata.revision"] = "no-such-revision".into();
-    zk.set_data(&node, v.to_string().as_bytes(), None).await.unwrap();
+    zk.set_data(&node, v.to_string().as_bytes(), None)
+        .await
+        .unwrap();
     tests::eventually("the revision is unresolved", T, || async {
         let s = l.app.describe_app(&app, Duration::from_secs(1)).await;
         s.unresolved
@@ -265,7 +333,9 @@ async fn an_unanswerable_revision_keeps_the_known_addresses() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migration_rules_move_calls_between_levels_live() {
-    let Some(addr) = tests::zk_addr("migration_live") else { return };
+    let Some(addr) = tests::zk_addr("migration_live") else {
+        return;
+    };
     if !java3::installed("migration_live") {
         return;
     }
@@ -283,29 +353,52 @@ async fn migration_rules_move_calls_between_levels_live() {
     })
     .await;
     let cluster = invoker::cluster::join(d.clone() as Arc<dyn Directory>);
-    let who = cluster.invoke(&Invocation::new("whoAmI")).await.unwrap().value;
+    let who = cluster
+        .invoke(&Invocation::new("whoAmI"))
+        .await
+        .unwrap()
+        .value;
     assert!(who.as_str().unwrap().contains(&app), "{who}");
 
     let key = "mig-consumer.migration";
-    l.cc.publish(key, MIGRATION_GROUP, "step: FORCE_INTERFACE").await.unwrap();
+    l.cc.publish(key, MIGRATION_GROUP, "step: FORCE_INTERFACE")
+        .await
+        .unwrap();
     tests::eventually("FORCE_INTERFACE", T, || async {
         (d.step() == MigrationStep::ForceInterface && level() == Level::Interface).then_some(())
     })
     .await;
     assert!(d.application_directory().is_none());
-    assert_eq!(cluster.invoke(&Invocation::new("whoAmI")).await.unwrap().value, who);
+    assert_eq!(
+        cluster
+            .invoke(&Invocation::new("whoAmI"))
+            .await
+            .unwrap()
+            .value,
+        who
+    );
 
-    l.cc.publish(key, MIGRATION_GROUP, "step: FORCE_APPLICATION").await.unwrap();
+    l.cc.publish(key, MIGRATION_GROUP, "step: FORCE_APPLICATION")
+        .await
+        .unwrap();
     tests::eventually("FORCE_APPLICATION", T, || async {
         (d.step() == MigrationStep::ForceApplication && level() == Level::Application).then_some(())
     })
     .await;
     assert!(d.interface_directory().is_none());
-    assert_eq!(cluster.invoke(&Invocation::new("whoAmI")).await.unwrap().value, who);
+    assert_eq!(
+        cluster
+            .invoke(&Invocation::new("whoAmI"))
+            .await
+            .unwrap()
+            .value,
+        who
+    );
 
     l.cc.remove(key, MIGRATION_GROUP).await.unwrap();
     tests::eventually("back to APPLICATION_FIRST", T, || async {
-        (d.step() == MigrationStep::ApplicationFirst && d.interface_directory().is_some()).then_some(())
+        (d.step() == MigrationStep::ApplicationFirst && d.interface_directory().is_some())
+            .then_some(())
     })
     .await;
     drop(p);

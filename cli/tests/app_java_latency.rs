@@ -36,11 +36,17 @@ use tokio::io::AsyncBufReadExt;
 const DEMO: &str = "com.example.peer.DemoService";
 
 fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 fn env_usize(k: &str, d: usize) -> usize {
-    std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
 }
 
 async fn our_reference(reg: &Url) -> MigrationReference {
@@ -84,7 +90,9 @@ async fn our_reference(reg: &Url) -> MigrationReference {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registration_to_first_call_against_the_java_consumer() {
-    let Some(addr) = tests::zk_addr("registration_to_first_call") else { return };
+    let Some(addr) = tests::zk_addr("registration_to_first_call") else {
+        return;
+    };
     if !java3::installed("registration_to_first_call") {
         return;
     }
@@ -101,8 +109,16 @@ async fn registration_to_first_call_against_the_java_consumer() {
     let app = tests::unique("lat");
     let metadata = std::env::var("APP_LATENCY_METADATA").unwrap_or_else(|_| "local".into());
     let base_args = [
-        "--registry", reg_s.as_str(), "--app", app.as_str(), "--register-mode", "instance", "--services", "demo",
-        "--metadata-type", metadata.as_str(),
+        "--registry",
+        reg_s.as_str(),
+        "--app",
+        app.as_str(),
+        "--register-mode",
+        "instance",
+        "--services",
+        "demo",
+        "--metadata-type",
+        metadata.as_str(),
     ];
     let p0 = JavaProvider::start("latency-p0", &base_args).await;
 
@@ -120,17 +136,23 @@ async fn registration_to_first_call_against_the_java_consumer() {
         v["id"] = id.clone().into();
         v["address"] = host.into();
         v["payload"]["id"] = id.clone().into();
-        zk.create(&format!("/{root}/{app}/{id}"), v.to_string().as_bytes(), &opts)
-            .await
-            .unwrap();
+        zk.create(
+            &format!("/{root}/{app}/{id}"),
+            v.to_string().as_bytes(),
+            &opts,
+        )
+        .await
+        .unwrap();
     }
 
     let ours = our_reference(&reg).await;
     let dir = ours.directory();
     let appdir = dir.application_directory().unwrap();
-    tests::eventually("our consumer holds every instance", Duration::from_secs(120), || async {
-        (appdir.invoker_count() == instances).then_some(())
-    })
+    tests::eventually(
+        "our consumer holds every instance",
+        Duration::from_secs(120),
+        || async { (appdir.invoker_count() == instances).then_some(()) },
+    )
     .await;
     let cluster = invoker::cluster::join(dir.clone() as Arc<dyn Directory>);
 
@@ -176,7 +198,10 @@ async fn registration_to_first_call_against_the_java_consumer() {
             .unwrap();
         assert!(who.as_str().unwrap().contains(&tag), "{who}");
         let java_at = java.await.unwrap();
-        let row = (our_at.saturating_sub(registered), java_at.saturating_sub(registered));
+        let row = (
+            our_at.saturating_sub(registered),
+            java_at.saturating_sub(registered),
+        );
         eprintln!(
             "registration -> first call, {instances} instances, round {round}: ours {} ms, Java {} ms (instance node created at {registered} ms since the epoch)",
             row.0, row.1
@@ -184,14 +209,20 @@ async fn registration_to_first_call_against_the_java_consumer() {
         if let Ok(path) = std::env::var("APP_LATENCY_OUT") {
             use std::io::Write as _;
             let line = serde_json::json!({"instances": instances, "metadata": metadata, "round": round, "ours_ms": row.0, "java_ms": row.1});
-            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
                 let _ = writeln!(f, "{line}");
             }
         }
         results.push(row);
         p.stop().await;
     }
-    let mean = |f: fn(&(u64, u64)) -> u64| results.iter().map(f).sum::<u64>() as f64 / results.len() as f64;
+    let mean = |f: fn(&(u64, u64)) -> u64| {
+        results.iter().map(f).sum::<u64>() as f64 / results.len() as f64
+    };
     eprintln!(
         "registration -> first call, {instances} instances, mean of {rounds}: ours {:.0} ms, Java {:.0} ms",
         mean(|r| r.0),
@@ -205,15 +236,33 @@ async fn registration_to_first_call_against_the_java_consumer() {
 async fn java_first_success(reg: &str, tag: &str) -> tokio::task::JoinHandle<u64> {
     let t_attach = format!("dubbo.tag={tag}");
     let args: Vec<String> = [
-        "--registry", reg, "--interface", DEMO, "--mode", "first-success", "--method", "whoAmI",
-        "--attachment", t_attach.as_str(), "--attachment", "dubbo.force.tag=true", "--retries", "0",
-        "--protocol", "dubbo", "--wait-ms", "120000",
+        "--registry",
+        reg,
+        "--interface",
+        DEMO,
+        "--mode",
+        "first-success",
+        "--method",
+        "whoAmI",
+        "--attachment",
+        t_attach.as_str(),
+        "--attachment",
+        "dubbo.force.tag=true",
+        "--retries",
+        "0",
+        "--protocol",
+        "dubbo",
+        "--wait-ms",
+        "120000",
     ]
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
     let mut child = tokio::process::Command::new("bash")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/peers/java-dubbo3.sh"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scripts/peers/java-dubbo3.sh"
+        ))
         .arg("consumer")
         .args(&args)
         .stdout(std::process::Stdio::piped())
@@ -242,9 +291,9 @@ async fn java_first_success(reg: &str, tag: &str) -> tokio::task::JoinHandle<u64
                 .unwrap()
                 .expect("a result line");
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(&l) {
-                return v["first_success_ms"]
-                    .as_u64()
-                    .unwrap_or_else(|| panic!("the Java consumer did not reach the new provider: {v}"));
+                return v["first_success_ms"].as_u64().unwrap_or_else(|| {
+                    panic!("the Java consumer did not reach the new provider: {v}")
+                });
             }
         }
     })

@@ -29,7 +29,9 @@ async fn run(args: &[&str]) -> common::Out {
 }
 
 async fn found_and_called(tag: &str, extra: &[&str]) {
-    let Some(addr) = tests::nacos_addr(tag) else { return };
+    let Some(addr) = tests::nacos_addr(tag) else {
+        return;
+    };
     if !java3::installed(tag) {
         return;
     }
@@ -37,7 +39,14 @@ async fn found_and_called(tag: &str, extra: &[&str]) {
     let reg = format!("nacos://{addr}?namespace={ns}");
     let app = tests::unique("shop").replace('-', "_");
     let mut args = vec![
-        "--registry", &reg, "--app", &app, "--register-mode", "instance", "--services", "demo,echo",
+        "--registry",
+        &reg,
+        "--app",
+        &app,
+        "--register-mode",
+        "instance",
+        "--services",
+        "demo,echo",
     ];
     args.extend_from_slice(extra);
     let p = JavaProvider::start(tag, &args).await;
@@ -63,7 +72,10 @@ async fn found_and_called(tag: &str, extra: &[&str]) {
             assert_eq!(r["application"], app.as_str(), "{r}");
             assert_eq!(r["revision"], p.revision().as_str(), "{r}");
             let url = r["url"].as_str().unwrap();
-            (url.split("://").next().unwrap().to_owned(), r["address"].as_str().unwrap().to_owned())
+            (
+                url.split("://").next().unwrap().to_owned(),
+                r["address"].as_str().unwrap().to_owned(),
+            )
         })
         .collect();
     assert_eq!(seen, want, "{rows:?}");
@@ -75,7 +87,18 @@ async fn found_and_called(tag: &str, extra: &[&str]) {
     assert_eq!(v["application"], app.as_str());
     let java = java3::consumer(
         &format!("{tag}-java"),
-        &["--registry", &reg, "--interface", DEMO, "--mode", "list", "--expect", "2", "--stable-ms", "500"],
+        &[
+            "--registry",
+            &reg,
+            "--interface",
+            DEMO,
+            "--mode",
+            "list",
+            "--expect",
+            "2",
+            "--stable-ms",
+            "500",
+        ],
         Duration::from_secs(120),
     )
     .await;
@@ -83,7 +106,12 @@ async fn found_and_called(tag: &str, extra: &[&str]) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| (p["protocol"].as_str().unwrap().to_owned(), p["address"].as_str().unwrap().to_owned()))
+        .map(|p| {
+            (
+                p["protocol"].as_str().unwrap().to_owned(),
+                p["address"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     assert_eq!(java_seen, want, "the Java consumer saw {java}");
 }

@@ -106,6 +106,40 @@ async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvid
     assert_eq!(v["application"], app);
     assert_eq!(v["revision"], p.revision().as_str());
 
+    // `apps`: the application, its instance and the services of its revision.
+    let apps = run(&["apps", reg, "--json"]).await;
+    assert_eq!(apps.code, 0, "{}", apps.stderr);
+    let listed_apps = apps.json();
+    assert!(
+        listed_apps
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["application"] == app && a["instances"] == 1),
+        "{listed_apps}"
+    );
+    let one = run(&["apps", reg, app, "--json"]).await.json();
+    assert_eq!(
+        one["revisions"][0]["revision"],
+        p.revision().as_str(),
+        "{one}"
+    );
+    let keys: BTreeSet<String> = one["revisions"][0]["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["match_key"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        keys.contains("com.example.peer.DemoService:dubbo")
+            && keys.contains("com.example.peer.DemoService:tri"),
+        "{keys:?}"
+    );
+    let mapped = run(&["apps", reg, "--interface", DEMO, "--json"])
+        .await
+        .json();
+    assert_eq!(mapped["applications"], serde_json::json!([app]));
+
     // The Java consumer (APPLICATION_FIRST) sees the same providers.
     let java = java3::consumer(
         &format!("{name}-java"),

@@ -304,6 +304,15 @@ impl InstanceWatch {
     pub fn current(&self) -> InstanceList {
         self.rx.borrow().clone()
     }
+
+    /// The list when it changed since the last [`InstanceWatch::next`] or `try_next`, without
+    /// waiting (after the first `next`).
+    pub fn try_next(&mut self) -> Option<InstanceList> {
+        if !self.seen_first || !self.rx.has_changed().unwrap_or(false) {
+            return None;
+        }
+        Some(self.rx.borrow_and_update().clone())
+    }
 }
 
 /// Publishes `list` to a watch unless it equals the current one instance by instance
