@@ -44,13 +44,39 @@ impl Levels {
         timeout: Duration,
         subscribe_wait: Duration,
     ) -> anyhow::Result<Levels> {
+        Self::open(registry, level, timeout, subscribe_wait, false).await
+    }
+
+    /// Like [`Levels::connect`] for looking only (`list`, `watch`): the interface level writes
+    /// nothing to the registry ([`registry_factory::connect_read_only`]); the application
+    /// level never writes.
+    pub async fn connect_read_only(
+        registry: &str,
+        level: Level,
+        timeout: Duration,
+        subscribe_wait: Duration,
+    ) -> anyhow::Result<Levels> {
+        Self::open(registry, level, timeout, subscribe_wait, true).await
+    }
+
+    async fn open(
+        registry: &str,
+        level: Level,
+        timeout: Duration,
+        subscribe_wait: Duration,
+        read_only: bool,
+    ) -> anyhow::Result<Levels> {
         let url = app_factory::parse(registry)?;
         let service_only = app_factory::is_service_registry(&url);
         if service_only && level == Level::Interface {
             bail!("{registry} is an application-level registry (registry-type=service): it has no interface level");
         }
         let interface = if level != Level::Application && !service_only {
-            Some(registry_factory::connect(registry, timeout).await?)
+            Some(if read_only {
+                registry_factory::connect_read_only(registry, timeout).await?
+            } else {
+                registry_factory::connect(registry, timeout).await?
+            })
         } else {
             None
         };

@@ -7,6 +7,7 @@ mod config_factory;
 mod conformance;
 mod levels;
 mod registry_factory;
+mod safe_text;
 
 use clap::{Parser, Subcommand};
 
@@ -66,7 +67,8 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Errors can quote a registry's or a provider's text.
+            eprintln!("error: {}", safe_text::escape(&format!("{e:#}")));
             std::process::ExitCode::from(2)
         }
     }

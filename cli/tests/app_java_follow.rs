@@ -18,11 +18,12 @@ use app_discovery::{
     AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
     MetadataServiceClients, MigrationStep, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
 };
-use common::java3::{self, JavaProvider};
+use common::app::{java_provider, revision};
 use invoker::directory::{Directory, DirectoryOptions};
 use invoker::rpc::{Invocation, InvokerFactory};
 use registry_core::{Registry, SharedConfigCenter, Url};
 use registry_zk::{ZkConfigCenter, ZkServiceDiscovery, ZookeeperRegistry};
+use tests::peers::JavaProvider;
 
 const DEMO: &str = "com.example.peer.DemoService";
 const T: Duration = Duration::from_secs(60);
@@ -98,33 +99,34 @@ async fn reference(l: &Levels, app: &str) -> MigrationReference {
     .unwrap()
 }
 
-fn provider_args<'a>(
-    reg: &'a str,
-    app: &'a str,
-    mode: &'a str,
-    ports: &'a [String; 3],
-    param: &'a str,
-) -> Vec<&'a str> {
-    vec![
-        "--registry",
+/// A Java provider of `app` with `mode`, on the pinned `ports` (dubbo, tri, metadata), with a
+/// service parameter `param` (another value: another revision).
+async fn provider(
+    test: &str,
+    reg: &str,
+    app: &str,
+    mode: &str,
+    ports: &[String; 3],
+    param: &str,
+) -> Option<JavaProvider> {
+    java_provider(
+        test,
         reg,
-        "--app",
         app,
-        "--register-mode",
         mode,
-        "--services",
-        "demo",
-        "--protocols",
-        "dubbo,tri",
-        "--dubbo-port",
-        &ports[0],
-        "--tri-port",
-        &ports[1],
-        "--metadata-port",
-        &ports[2],
-        "--param",
-        param,
-    ]
+        &["demo"],
+        &[
+            "--dubbo-port",
+            &ports[0],
+            "--tri-port",
+            &ports[1],
+            "--metadata-port",
+            &ports[2],
+            "--param",
+            param,
+        ],
+    )
+    .await
 }
 
 /// Three distinct free ports (held together while chosen).
@@ -160,14 +162,15 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
     let Some(addr) = tests::zk_addr("rolling_restart") else {
         return;
     };
-    if !java3::installed("rolling_restart") {
-        return;
-    }
     let reg = format!("zookeeper://{addr}?group={}", tests::unique("appjava-roll"));
     let app = tests::unique("roll");
     let (pa, pb) = (ports(), ports());
-    let a = JavaProvider::start("roll-a", &provider_args(&reg, &app, "instance", &pa, "v=1")).await;
-    let b = JavaProvider::start("roll-b", &provider_args(&reg, &app, "instance", &pb, "v=1")).await;
+    let Some(a) = provider("roll-a", &reg, &app, "instance", &pa, "v=1").await else {
+        return;
+    };
+    let Some(b) = provider("roll-b", &reg, &app, "instance", &pb, "v=1").await else {
+        return;
+    };
     let l = levels(&reg).await;
     let r = reference(&l, "roll-consumer").await;
     let cluster = invoker::cluster::join(r.directory() as Arc<dyn Directory>);
@@ -203,34 +206,30 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
             }
         })
     };
-    let (rev_a, rev_b) = (a.revision(), b.revision());
+    let (rev_a, rev_b) = (revision(&a), revision(&b));
     // Restart A, then B, each on its own ports with a changed parameter: a new revision.
-    a.stop().await;
-    let a2 = JavaProvider::start(
-        "roll-a2",
-        &provider_args(&reg, &app, "instance", &pa, "v=2"),
-    )
-    .await;
-    assert_ne!(a2.revision(), rev_a);
+    common::app::stop(a).await;
+    let Some(a2) = provider("roll-a2", &reg, &app, "instance", &pa, "v=2").await else {
+        return;
+    };
+    assert_ne!(revision(&a2), rev_a);
     tests::eventually("A on its new revision", T, || async {
         served(&l, &app)
             .await
             .iter()
-            .any(|(ad, rv)| ad.ends_with(&pa[0]) && *rv == a2.revision())
+            .any(|(ad, rv)| ad.ends_with(&pa[0]) && *rv == revision(&a2))
             .then_some(())
     })
     .await;
-    b.stop().await;
-    let b2 = JavaProvider::start(
-        "roll-b2",
-        &provider_args(&reg, &app, "instance", &pb, "v=2"),
-    )
-    .await;
-    assert_ne!(b2.revision(), rev_b);
+    common::app::stop(b).await;
+    let Some(b2) = provider("roll-b2", &reg, &app, "instance", &pb, "v=2").await else {
+        return;
+    };
+    assert_ne!(revision(&b2), rev_b);
     let want = {
         let mut w = vec![
-            (format!("127.0.0.1:{}", pa[0]), a2.revision()),
-            (format!("127.0.0.1:{}", pb[0]), b2.revision()),
+            (format!("127.0.0.1:{}", pa[0]), revision(&a2)),
+            (format!("127.0.0.1:{}", pb[0]), revision(&b2)),
         ];
         w.sort();
         w
@@ -274,14 +273,13 @@ async fn an_unanswerable_revision_keeps_the_known_addresses() {
     let Some(addr) = tests::zk_addr("unanswerable_revision") else {
         return;
     };
-    if !java3::installed("unanswerable_revision") {
-        return;
-    }
     let root = tests::unique("appjava-bogus");
     let reg = format!("zookeeper://{addr}?group={root}");
     let app = tests::unique("bogus");
     let pp = ports();
-    let p = JavaProvider::start("bogus", &provider_args(&reg, &app, "instance", &pp, "v=1")).await;
+    let Some(p) = provider("bogus", &reg, &app, "instance", &pp, "v=1").await else {
+        return;
+    };
     let l = levels(&reg).await;
     let r = reference(&l, "bogus-consumer").await;
     let cluster = invoker::cluster::join(r.directory() as Arc<dyn Directory>);
@@ -318,7 +316,7 @@ async fn an_unanswerable_revision_keeps_the_known_addresses() {
     assert_eq!(call().await.unwrap().value, "Hello y");
     let s = l.app.describe_app(&app, Duration::from_secs(1)).await;
     assert_eq!(s.revisions.len(), 1);
-    assert_eq!(&*s.revisions[0].revision, p.revision().as_str());
+    assert_eq!(&*s.revisions[0].revision, revision(&p).as_str());
     assert_eq!(s.revisions[0].stale, vec![format!("127.0.0.1:{}", pp[0])]);
 
     // The real revision back: resolved again, nothing stale.
@@ -336,13 +334,12 @@ async fn migration_rules_move_calls_between_levels_live() {
     let Some(addr) = tests::zk_addr("migration_live") else {
         return;
     };
-    if !java3::installed("migration_live") {
-        return;
-    }
     let reg = format!("zookeeper://{addr}?group={}", tests::unique("appjava-mig"));
     let app = tests::unique("mig");
     // register-mode=all: the provider is at both levels (Java 3.3's default).
-    let p = JavaProvider::start("mig", &provider_args(&reg, &app, "all", &ports(), "v=1")).await;
+    let Some(p) = provider("mig", &reg, &app, "all", &ports(), "v=1").await else {
+        return;
+    };
     let l = levels(&reg).await;
     let r = reference(&l, "mig-consumer").await;
     let d = r.directory();

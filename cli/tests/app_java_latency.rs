@@ -25,13 +25,13 @@ use app_discovery::{
     AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
     MetadataServiceClients, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
 };
-use common::java3::{self, JavaProvider};
+use common::app::{java_provider, stop};
 use invoker::directory::{Directory, DirectoryOptions};
 use invoker::rpc::{Invocation, InvokerFactory};
 use registry_core::Url;
 use registry_zk::testing::client::{Acls, Client, CreateMode};
 use registry_zk::{ZkConfigCenter, ZkServiceDiscovery, ZookeeperRegistry};
-use tokio::io::AsyncBufReadExt;
+use tests::peers::PeerProcess;
 
 const DEMO: &str = "com.example.peer.DemoService";
 
@@ -93,9 +93,6 @@ async fn registration_to_first_call_against_the_java_consumer() {
     let Some(addr) = tests::zk_addr("registration_to_first_call") else {
         return;
     };
-    if !java3::installed("registration_to_first_call") {
-        return;
-    }
     // RUST_LOG shows where the time goes (e.g. app_discovery=debug,registry_zk=debug).
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -108,23 +105,23 @@ async fn registration_to_first_call_against_the_java_consumer() {
     let reg = Url::parse(&reg_s).unwrap();
     let app = tests::unique("lat");
     let metadata = std::env::var("APP_LATENCY_METADATA").unwrap_or_else(|_| "local".into());
-    let base_args = [
-        "--registry",
-        reg_s.as_str(),
-        "--app",
-        app.as_str(),
-        "--register-mode",
-        "instance",
-        "--services",
-        "demo",
-        "--metadata-type",
-        metadata.as_str(),
-    ];
-    let p0 = JavaProvider::start("latency-p0", &base_args).await;
+    let start_provider = |name: String, tag: Option<String>| {
+        let (reg_s, app, metadata) = (reg_s.clone(), app.clone(), metadata.clone());
+        async move {
+            let mut extra = vec!["--metadata-type", metadata.as_str()];
+            if let Some(t) = &tag {
+                extra.extend(["--tag", t.as_str()]);
+            }
+            java_provider(&name, &reg_s, &app, "instance", &["demo"], &extra).await
+        }
+    };
+    let Some(p0) = start_provider("latency-p0".into(), None).await else {
+        return;
+    };
 
     // 999 more instances of the application: the same node, other loopback addresses.
     let zk = Client::connect(&addr).await.unwrap();
-    let port = p0.port("dubbo");
+    let port = p0.dubbo_port;
     let node0 = format!("/{root}/{app}/127.0.0.1:{port}");
     let (data, _) = zk.get_data(&node0).await.unwrap();
     let template: serde_json::Value = serde_json::from_slice(&data).unwrap();
@@ -177,10 +174,11 @@ async fn registration_to_first_call_against_the_java_consumer() {
                 }
             })
         };
-        let mut args: Vec<&str> = base_args.to_vec();
-        args.extend(["--tag", tag.as_str()]);
-        let p = JavaProvider::start(&format!("latency-p{}", round + 1), &args).await;
-        let node = format!("/{root}/{app}/127.0.0.1:{}", p.port("dubbo"));
+        let Some(p) = start_provider(format!("latency-p{}", round + 1), Some(tag.clone())).await
+        else {
+            return;
+        };
+        let node = format!("/{root}/{app}/127.0.0.1:{}", p.dubbo_port);
         let stat = tokio::time::timeout(Duration::from_secs(30), async {
             loop {
                 if let Ok(Some(s)) = zk.check_stat(&node).await {
@@ -218,7 +216,7 @@ async fn registration_to_first_call_against_the_java_consumer() {
             }
         }
         results.push(row);
-        p.stop().await;
+        stop(p).await;
     }
     let mean = |f: fn(&(u64, u64)) -> u64| {
         results.iter().map(f).sum::<u64>() as f64 / results.len() as f64
@@ -231,8 +229,8 @@ async fn registration_to_first_call_against_the_java_consumer() {
     drop(p0);
 }
 
-/// Starts the Java consumer in `first-success` mode for `tag`; resolves to its first-success
-/// time once subscribed (the future waits for the result line).
+/// Starts the Java consumer in `first-success` mode for `tag` and waits until it subscribed
+/// (its READY line); the returned task resolves to its first-success time.
 async fn java_first_success(reg: &str, tag: &str) -> tokio::task::JoinHandle<u64> {
     let t_attach = format!("dubbo.tag={tag}");
     let args: Vec<String> = [
@@ -258,43 +256,23 @@ async fn java_first_success(reg: &str, tag: &str) -> tokio::task::JoinHandle<u64
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
-    let mut child = tokio::process::Command::new("bash")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../scripts/peers/java-dubbo3.sh"
-        ))
-        .arg("consumer")
-        .args(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    // Subscribed (its first list, 1,000 instances, is in) before the new provider starts.
-    loop {
-        let l = tokio::time::timeout(Duration::from_secs(180), lines.next_line())
-            .await
-            .expect("the Java consumer subscribed")
-            .unwrap()
-            .expect("the Java consumer's READY");
-        if l.starts_with("READY") {
-            break;
-        }
-    }
+    let mut consumer = PeerProcess::spawn(
+        &format!("latency-java-{tag}"),
+        "java-dubbo3",
+        "consumer",
+        &args,
+    )
+    .await;
     tokio::spawn(async move {
-        let _child = child;
-        loop {
-            let l = tokio::time::timeout(Duration::from_secs(180), lines.next_line())
-                .await
-                .expect("the Java consumer's result")
-                .unwrap()
-                .expect("a result line");
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&l) {
-                return v["first_success_ms"].as_u64().unwrap_or_else(|| {
-                    panic!("the Java consumer did not reach the new provider: {v}")
-                });
-            }
-        }
+        let v = consumer
+            .next_json(
+                "the Java consumer's result",
+                Duration::from_secs(180),
+                |_| true,
+            )
+            .await;
+        v["first_success_ms"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("the Java consumer did not reach the new provider: {v}"))
     })
 }

@@ -11,48 +11,23 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::java3::{self, JavaProvider};
+use common::app::{java_list, java_provider, revision, run};
 
 const DEMO: &str = "com.example.peer.DemoService";
-
-async fn run(args: &[&str]) -> common::Out {
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
-        .args(args)
-        .output()
-        .await
-        .unwrap();
-    common::Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
 
 async fn found_and_called(tag: &str, extra: &[&str]) {
     let Some(addr) = tests::nacos_addr(tag) else {
         return;
     };
-    if !java3::installed(tag) {
-        return;
-    }
     let ns = tests::unique(tag);
     let reg = format!("nacos://{addr}?namespace={ns}");
     let app = tests::unique("shop").replace('-', "_");
-    let mut args = vec![
-        "--registry",
-        &reg,
-        "--app",
-        &app,
-        "--register-mode",
-        "instance",
-        "--services",
-        "demo,echo",
-    ];
-    args.extend_from_slice(extra);
-    let p = JavaProvider::start(tag, &args).await;
+    let Some(p) = java_provider(tag, &reg, &app, "instance", &["demo", "echo"], extra).await else {
+        return;
+    };
     let want: BTreeSet<(String, String)> = [
-        ("dubbo".to_owned(), format!("127.0.0.1:{}", p.port("dubbo"))),
-        ("tri".to_owned(), format!("127.0.0.1:{}", p.port("tri"))),
+        ("dubbo".to_owned(), format!("127.0.0.1:{}", p.dubbo_port)),
+        ("tri".to_owned(), format!("127.0.0.1:{}", p.tri_port)),
     ]
     .into();
     // The mapping and the instance may reach the server a moment after READY.
@@ -70,7 +45,7 @@ async fn found_and_called(tag: &str, extra: &[&str]) {
         .iter()
         .map(|r| {
             assert_eq!(r["application"], app.as_str(), "{r}");
-            assert_eq!(r["revision"], p.revision().as_str(), "{r}");
+            assert_eq!(r["revision"], revision(&p).as_str(), "{r}");
             let url = r["url"].as_str().unwrap();
             (
                 url.split("://").next().unwrap().to_owned(),
@@ -85,34 +60,9 @@ async fn found_and_called(tag: &str, extra: &[&str]) {
     assert_eq!(v["result"], "Hello nacos");
     assert_eq!(v["level"], "application");
     assert_eq!(v["application"], app.as_str());
-    let java = java3::consumer(
-        &format!("{tag}-java"),
-        &[
-            "--registry",
-            &reg,
-            "--interface",
-            DEMO,
-            "--mode",
-            "list",
-            "--expect",
-            "2",
-            "--stable-ms",
-            "500",
-        ],
-        Duration::from_secs(120),
-    )
-    .await;
-    let java_seen: BTreeSet<(String, String)> = java["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p["protocol"].as_str().unwrap().to_owned(),
-                p["address"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let (java, java_seen) = java_list(&format!("{tag}-java"), &reg, DEMO, Some(2))
+        .await
+        .expect("the Java consumer");
     assert_eq!(java_seen, want, "the Java consumer saw {java}");
 }
 

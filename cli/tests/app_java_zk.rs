@@ -9,25 +9,12 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
-use common::java3::{self, JavaProvider};
+use common::app::{java_list, java_provider, revision, run};
 use serde_json::Value;
+use tests::peers::JavaProvider;
 
 const DEMO: &str = "com.example.peer.DemoService";
-
-async fn run(args: &[&str]) -> common::Out {
-    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
-        .args(args)
-        .output()
-        .await
-        .unwrap();
-    common::Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
 
 /// A registry URL with a ZooKeeper root of its own (`group`: Dubbo puts instances, mapping and
 /// metadata under it).
@@ -57,31 +44,28 @@ fn app_rows(out: &common::Out, app: &str, revision: &str) -> BTreeSet<(String, S
         .collect()
 }
 
-async fn provider(name: &str, reg: &str, app: &str, extra: &[&str]) -> JavaProvider {
-    let mut args = vec![
-        "--registry",
+async fn provider(name: &str, reg: &str, app: &str, extra: &[&str]) -> Option<JavaProvider> {
+    java_provider(
+        name,
         reg,
-        "--app",
         app,
-        "--register-mode",
         "instance",
-        "--services",
-        "demo,echo,greeter",
-    ];
-    args.extend_from_slice(extra);
-    JavaProvider::start(name, &args).await
+        &["demo", "echo", "greeter"],
+        extra,
+    )
+    .await
 }
 
 /// Lists, calls and compares with the Java consumer, for one provider.
 async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvider) {
     let want: BTreeSet<(String, String)> = [
-        ("dubbo".to_owned(), format!("127.0.0.1:{}", p.port("dubbo"))),
-        ("tri".to_owned(), format!("127.0.0.1:{}", p.port("tri"))),
+        ("dubbo".to_owned(), format!("127.0.0.1:{}", p.dubbo_port)),
+        ("tri".to_owned(), format!("127.0.0.1:{}", p.tri_port)),
     ]
     .into();
     let listed = run(&["list", reg, DEMO, "--json"]).await;
     assert_eq!(
-        app_rows(&listed, app, &p.revision()),
+        app_rows(&listed, app, &revision(p)),
         want,
         "{name}: {}",
         listed.stdout
@@ -104,7 +88,7 @@ async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvid
     assert_eq!(v["result"], "Hello world", "{v}");
     assert_eq!(v["level"], "application");
     assert_eq!(v["application"], app);
-    assert_eq!(v["revision"], p.revision().as_str());
+    assert_eq!(v["revision"], revision(p).as_str());
 
     // `apps`: the application, its instance and the services of its revision.
     let apps = run(&["apps", reg, "--json"]).await;
@@ -121,7 +105,7 @@ async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvid
     let one = run(&["apps", reg, app, "--json"]).await.json();
     assert_eq!(
         one["revisions"][0]["revision"],
-        p.revision().as_str(),
+        revision(p).as_str(),
         "{one}"
     );
     let keys: BTreeSet<String> = one["revisions"][0]["services"]
@@ -141,34 +125,9 @@ async fn check_found_and_called(name: &str, reg: &str, app: &str, p: &JavaProvid
     assert_eq!(mapped["applications"], serde_json::json!([app]));
 
     // The Java consumer (APPLICATION_FIRST) sees the same providers.
-    let java = java3::consumer(
-        &format!("{name}-java"),
-        &[
-            "--registry",
-            reg,
-            "--interface",
-            DEMO,
-            "--mode",
-            "list",
-            "--expect",
-            "2",
-            "--stable-ms",
-            "500",
-        ],
-        Duration::from_secs(120),
-    )
-    .await;
-    let seen: BTreeSet<(String, String)> = java["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p["protocol"].as_str().unwrap().to_owned(),
-                p["address"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let (java, seen) = java_list(name, reg, DEMO, Some(2))
+        .await
+        .expect("the Java consumer");
     assert_eq!(seen, want, "{name}: the Java consumer saw {java}");
 }
 
@@ -177,14 +136,14 @@ async fn instance_mode_with_metadata_service_v2_over_triple() {
     let Some(addr) = tests::zk_addr("instance_mode_v2") else {
         return;
     };
-    if !java3::installed("instance_mode_v2") {
-        return;
-    }
     let reg = registry(&addr, "appjava-v2");
     let app = tests::unique("shop-v2");
-    let p = provider("appjava-v2", &reg, &app, &[]).await;
+    let Some(p) = provider("appjava-v2", &reg, &app, &[]).await else {
+        return;
+    };
     assert_eq!(
-        p.ready["instances"][0]["metadata"]["meta-v"], "2.0.0",
+        common::app::instance_metadata(&p)["meta-v"],
+        "2.0.0",
         "Java 3.3.6's default"
     );
     check_found_and_called("v2", &reg, &app, &p).await;
@@ -195,13 +154,13 @@ async fn instance_mode_with_metadata_service_v1_over_dubbo() {
     let Some(addr) = tests::zk_addr("instance_mode_v1") else {
         return;
     };
-    if !java3::installed("instance_mode_v1") {
-        return;
-    }
     let reg = registry(&addr, "appjava-v1");
     let app = tests::unique("shop-v1");
-    let p = provider("appjava-v1", &reg, &app, &["--metadata-protocol", "dubbo"]).await;
-    assert_eq!(p.ready["instances"][0]["metadata"]["meta-v"], "1.0.0");
+    let Some(p) = provider("appjava-v1", &reg, &app, &["--metadata-protocol", "dubbo"]).await
+    else {
+        return;
+    };
+    assert_eq!(common::app::instance_metadata(&p)["meta-v"], "1.0.0");
     check_found_and_called("v1", &reg, &app, &p).await;
 }
 
@@ -210,14 +169,14 @@ async fn instance_mode_with_remote_metadata() {
     let Some(addr) = tests::zk_addr("instance_mode_remote") else {
         return;
     };
-    if !java3::installed("instance_mode_remote") {
-        return;
-    }
     let reg = registry(&addr, "appjava-remote");
     let app = tests::unique("shop-remote");
-    let p = provider("appjava-remote", &reg, &app, &["--metadata-type", "remote"]).await;
+    let Some(p) = provider("appjava-remote", &reg, &app, &["--metadata-type", "remote"]).await
+    else {
+        return;
+    };
     assert_eq!(
-        p.ready["instances"][0]["metadata"]["dubbo.metadata.storage-type"],
+        common::app::instance_metadata(&p)["dubbo.metadata.storage-type"],
         "remote"
     );
     check_found_and_called("remote", &reg, &app, &p).await;
@@ -231,40 +190,21 @@ async fn an_idl_service_is_found_by_interface() {
     let Some(addr) = tests::zk_addr("idl_by_interface") else {
         return;
     };
-    if !java3::installed("idl_by_interface") {
-        return;
-    }
     let reg = registry(&addr, "appjava-idl");
     let app = tests::unique("shop-idl");
-    let p = provider("appjava-idl", &reg, &app, &[]).await;
+    let Some(p) = provider("appjava-idl", &reg, &app, &[]).await else {
+        return;
+    };
     let iface = "com.example.peer.greet.Greeter";
     let listed = run(&["list", &reg, iface, "--json"]).await;
     let rows: Vec<Value> = listed.json().as_array().unwrap().clone();
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(
         rows[0]["url"].as_str().unwrap().split('?').next().unwrap(),
-        format!("tri://127.0.0.1:{}/dubbo.peer.greet.Greeter", p.port("tri"))
+        format!("tri://127.0.0.1:{}/dubbo.peer.greet.Greeter", p.tri_port)
     );
-    let java = java3::consumer(
-        "idl-java",
-        &[
-            "--registry",
-            &reg,
-            "--interface",
-            iface,
-            "--mode",
-            "list",
-            "--stable-ms",
-            "500",
-            "--wait-ms",
-            "8000",
-        ],
-        Duration::from_secs(120),
-    )
-    .await;
-    assert_eq!(
-        java["providers"],
-        serde_json::json!([]),
-        "Java's path lookup misses it: {java}"
-    );
+    let (java, seen) = java_list("idl-java", &reg, iface, None)
+        .await
+        .expect("the Java consumer");
+    assert!(seen.is_empty(), "Java's path lookup misses it: {java}");
 }

@@ -5,8 +5,9 @@
 //! - `int`/`short`/`byte` (and boxed): an int in range; `long`: a long; `double`/`float`:
 //!   a double; `boolean`: a boolean. Boxed types and reference types also take `null`.
 //! - `java.util.Date`: epoch milliseconds.
-//! - `java.math.BigDecimal`: a number or numeric string, sent as Dubbo's hessian-lite does
-//!   (an object with the one field `value`, the decimal text).
+//! - `java.math.BigDecimal`: a number, a numeric string, or the object a decoded BigDecimal
+//!   becomes in JSON (`{"class": "java.math.BigDecimal", "value": "1.10"}`), sent as Dubbo's
+//!   hessian-lite does (an object with the one field `value`, the decimal text).
 //! - `java.util.List`/`ArrayList`/`Collection`/`Set`/`Iterable`: an array as an untyped list;
 //!   other `java.util` lists/sets/queues (`java.util.LinkedList`, `java.util.HashSet`, ...) as
 //!   a list typed with that name.
@@ -218,10 +219,26 @@ impl Encoder {
                 None => return Err(err(t, v, "expected epoch milliseconds")),
             },
             "java.math.BigDecimal" => {
-                let text = match v {
+                // A decoded BigDecimal's JSON form goes back out as it came in.
+                let decoded = match v {
+                    Json::Object(m)
+                        if m.len() <= 2
+                            && m.get("class").is_none_or(|c| c == "java.math.BigDecimal") =>
+                    {
+                        m.get("value")
+                    }
+                    _ => None,
+                };
+                let text = match decoded.unwrap_or(v) {
                     Json::Number(n) => n.to_string(),
                     Json::String(s) if !s.is_empty() && s.parse::<f64>().is_ok() => s.clone(),
-                    _ => return Err(err(t, v, "expected a number or a numeric string")),
+                    _ => {
+                        return Err(err(
+                            t,
+                            v,
+                            "expected a number, a numeric string or {\"value\": \"<decimal>\"}",
+                        ))
+                    }
                 };
                 self.write_object_begin("java.math.BigDecimal", ["value"]);
                 self.write_str(&text);

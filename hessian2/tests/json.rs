@@ -159,6 +159,22 @@ fn json_to_hessian_with_types() {
             fields: vec![("value".into(), s("1.25"))]
         }
     );
+    // What a decoded BigDecimal becomes in JSON is accepted back, digits kept.
+    let decimal = Value::Object {
+        class: "java.math.BigDecimal".into(),
+        fields: vec![("value".into(), s("12345678901234567890.10"))],
+    };
+    assert_eq!(
+        via(decimal.to_json(), Some("java.math.BigDecimal")),
+        decimal
+    );
+    assert_eq!(
+        via(json!({"value": "2.50"}), Some("java.math.BigDecimal")),
+        Value::Object {
+            class: "java.math.BigDecimal".into(),
+            fields: vec![("value".into(), s("2.50"))]
+        }
+    );
 }
 
 #[test]
@@ -214,6 +230,11 @@ fn json_errors_name_the_problem() {
         (json!("ab"), "char"),
         (json!([]), "java.lang.String"),
         (json!("x"), "java.math.BigDecimal"),
+        (json!({"value": "x"}), "java.math.BigDecimal"),
+        (
+            json!({"class": "java.lang.String", "value": "1"}),
+            "java.math.BigDecimal",
+        ),
     ] {
         let err = Value::from_json(&j, Some(t)).unwrap_err();
         assert!(matches!(err, Error::Json { .. }), "{j} as {t}: {err}");

@@ -13,7 +13,8 @@ DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}/java-dubbo
 SRC=$ROOT/protocol-dubbo/tests/java
 JAR=/usr/share/java/hessian-4.0.38.jar
 
-install() {
+# A subshell: the build lock (fd 9) is released when it ends, never inherited by a peer.
+install() (
     if [[ ! -f $JAR ]]; then
         if command -v apt-get >/dev/null; then
             apt-get install -y libhessian-java >/dev/null
@@ -21,7 +22,10 @@ install() {
     fi
     [[ -f $JAR ]] || { echo "java-dubbo: $JAR missing (apt-get install libhessian-java)" >&2; exit 1; }
     command -v javac >/dev/null || { echo "java-dubbo: javac missing (JDK 17)" >&2; exit 1; }
+    # One build at a time: test binaries running in parallel may all ask for it.
     mkdir -p "$DIR"
+    exec 9>"$DIR/.install.lock"
+    flock 9
     local sum
     sum=$(cd "$SRC" && find . -name '*.java' | sort | xargs cat | sha256sum | cut -d' ' -f1)
     if [[ -f $DIR/classes/.sum && $(cat "$DIR/classes/.sum") == "$sum" ]]; then
@@ -35,7 +39,7 @@ install() {
     rm -rf "$DIR/classes"
     mv "$DIR/classes.tmp" "$DIR/classes"
     echo "java-dubbo: compiled into $DIR/classes"
-}
+)
 
 case "${1:-}" in
     install) install ;;

@@ -4,12 +4,17 @@
 //! Server addresses come from the environment (`DUBBO_TEST_ZK`, `DUBBO_TEST_NACOS`, ...).
 //! When one is missing a plain `cargo test` skips the test with a loud message; with
 //! `DUBBO_TEST_REQUIRE_SERVERS=1` (set by the test script and so by CI) a missing server is a
-//! failure.
+//! failure. The same holds for the real Dubbo peers [`peers`] starts (Java Dubbo 3.3, dubbo-go,
+//! the Java nacos-client), installed by `scripts/peers/*.sh`.
 
 pub mod contract;
+pub mod hostile;
 pub mod nacos;
+pub mod peak_rss;
+pub mod peers;
 pub mod proxy;
 pub mod recording;
+pub mod stalled;
 
 use std::collections::BTreeSet;
 use std::future::Future;

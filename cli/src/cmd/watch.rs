@@ -35,7 +35,8 @@ pub struct Args {
 }
 
 /// Watches until Ctrl-C (exit 0) or until the registry ends the stream (exit 1).
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.filter.resolve()?;
     if a.route.method.is_some() {
         return super::route_view::watch(&a.filter, &a.route, a.json);
     }
@@ -47,8 +48,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn watch(a: Args) -> anyhow::Result<ExitCode> {
+    let mut interrupt = super::Interrupt::install().await;
     let consumer = a.filter.consumer()?;
-    let levels = Levels::connect(
+    let levels = Levels::connect_read_only(
         &a.filter.registry,
         a.filter.level,
         a.filter.timeout(),
@@ -83,14 +85,12 @@ async fn watch(a: Args) -> anyhow::Result<ExitCode> {
         )),
         _ => None,
     };
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
     let code = loop {
         let (n, is_app) = tokio::select! {
             biased;
+            _ = interrupt.wait() => break ExitCode::SUCCESS,
             n = next(&mut iface) => (n, false),
             n = next(&mut app) => (n, true),
-            _ = &mut ctrl_c => break ExitCode::SUCCESS,
         };
         let Some(n) = n else {
             eprintln!("registry ended the subscription");

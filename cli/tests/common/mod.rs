@@ -8,8 +8,11 @@
 #[path = "../../../protocol-dubbo/tests/common/mod.rs"]
 pub mod dubbo;
 
-/// The real Apache Dubbo 3.3.6 Java peers.
-pub mod java3;
+/// The value table and helpers of the interop tests with the real Java and Go Dubbo peers.
+pub mod interop;
+
+/// Helpers of the application-level tests against the real Java peers.
+pub mod app;
 
 /// The grpcio and Node Triple peers and the test `.proto` files.
 #[path = "../../../protocol-triple/tests/common/mod.rs"]

@@ -52,7 +52,7 @@ public final class Consumer {
             code = run(new Args(argv, "registry", "url", "interface", "group", "version", "protocol", "method",
                     "args", "types", "repeat", "concurrency", "warmup", "timeout", "attachment", "generic", "app",
                     "migration", "mode", "stable-ms", "wait-ms", "expect", "retries", "cluster", "loadbalance",
-                    "param", "provided-by", "serialization", "check"));
+                    "param", "provided-by", "serialization", "check", "batch"));
         } catch (Throwable t) {
             Map<String, Object> err = new LinkedHashMap<>();
             err.put("error", String.valueOf(t));
@@ -280,36 +280,14 @@ public final class Consumer {
     // --mode call
 
     private static int call(Args a, ReferenceConfig<Object> ref, Class<?> iface, Object proxy) throws Exception {
+        long timeoutMs = a.getInt("timeout", 3000);
+        if (a.get("batch") != null) {
+            return batch(a, iface, proxy, timeoutMs);
+        }
         String methodName = a.get("method", "sayHello");
         List<?> jsonArgs = (List<?>) Json.parse(a.get("args", "[]"));
-        String[] types = a.get("types") == null || a.get("types").isEmpty() ? null : a.get("types").split(",");
         Map<String, String> attachments = a.pairs("attachment");
-        long timeoutMs = a.getInt("timeout", 3000);
-
-        Call call;
-        if (iface != null) {
-            Method m = find(iface, methodName, types, jsonArgs.size());
-            Type[] params = m.getGenericParameterTypes();
-            Object[] args = new Object[params.length];
-            for (int i = 0; i < params.length; i++) {
-                args[i] = Json.in(jsonArgs.get(i), params[i]);
-            }
-            call = () -> {
-                Object r = m.invoke(proxy, args);
-                if (r instanceof CompletableFuture) {
-                    r = ((CompletableFuture<?>) r).get(timeoutMs * 3, TimeUnit.MILLISECONDS);
-                }
-                return r;
-            };
-        } else {
-            GenericService g = (GenericService) proxy;
-            String[] gtypes = types != null ? types : inferTypes(jsonArgs);
-            Object[] args = new Object[jsonArgs.size()];
-            for (int i = 0; i < args.length; i++) {
-                args[i] = Json.in(jsonArgs.get(i), Object.class);
-            }
-            call = () -> g.$invoke(methodName, gtypes, args);
-        }
+        Call call = prepare(iface, proxy, methodName, jsonArgs, a.get("types"), timeoutMs);
 
         int warmup = a.getInt("warmup", 0);
         int repeat = Math.max(1, a.getInt("repeat", 1));
@@ -348,6 +326,77 @@ public final class Consumer {
         out.put("providers_seen", new TreeMap<>(stats.providers));
         Peer.line(Json.write(out));
         return code;
+    }
+
+    /** One call ready to run: typed through the interface when present, else generic $invoke. */
+    private static Call prepare(Class<?> iface, Object proxy, String methodName, List<?> jsonArgs, String typeList,
+            long timeoutMs) throws Exception {
+        String[] types = typeList == null || typeList.isEmpty() ? null : typeList.split(",");
+        if (iface != null) {
+            Method m = find(iface, methodName, types, jsonArgs.size());
+            Type[] params = m.getGenericParameterTypes();
+            Object[] args = new Object[params.length];
+            for (int i = 0; i < params.length; i++) {
+                args[i] = Json.in(jsonArgs.get(i), params[i]);
+            }
+            return () -> {
+                Object r = m.invoke(proxy, args);
+                if (r instanceof CompletableFuture) {
+                    r = ((CompletableFuture<?>) r).get(timeoutMs * 3, TimeUnit.MILLISECONDS);
+                }
+                return r;
+            };
+        }
+        GenericService g = (GenericService) proxy;
+        String[] gtypes = types != null ? types : inferTypes(jsonArgs);
+        Object[] args = new Object[jsonArgs.size()];
+        for (int i = 0; i < args.length; i++) {
+            args[i] = Json.in(jsonArgs.get(i), Object.class);
+        }
+        return () -> g.$invoke(methodName, gtypes, args);
+    }
+
+    /**
+     * {@code --batch [{"method","args","types","attachments":{..}}, ...]}: each call once, in order, printed as
+     * {@code {"batch":[{"method","result" | "exception","attachments"}, ...]}} (one JVM for many comparisons).
+     */
+    private static int batch(Args a, Class<?> iface, Object proxy, long timeoutMs) throws Exception {
+        List<Object> out = new ArrayList<>();
+        for (Object o : (List<?>) Json.parse(a.get("batch"))) {
+            Map<?, ?> spec = (Map<?, ?>) o;
+            String method = String.valueOf(spec.get("method"));
+            List<?> args = spec.get("args") == null ? List.of() : (List<?>) spec.get("args");
+            Object types = spec.get("types");
+            Map<String, String> attachments = new LinkedHashMap<>(a.pairs("attachment"));
+            if (spec.get("attachments") instanceof Map) {
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) spec.get("attachments")).entrySet()) {
+                    attachments.put(String.valueOf(e.getKey()), String.valueOf(e.getValue()));
+                }
+            }
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("method", method);
+            try {
+                Call call = prepare(iface, proxy, method, args, types == null ? null : String.valueOf(types),
+                        timeoutMs);
+                Stats stats = new Stats(1);
+                runCalls(call, attachments, 1, 1, stats);
+                Outcome last = stats.last;
+                if (last.error == null) {
+                    one.put("result", Json.out(last.value));
+                } else {
+                    one.put("exception", exception(last.error));
+                }
+                one.put("attachments", last.attachments);
+                one.put("providers_seen", new TreeMap<>(stats.providers));
+            } catch (Exception e) {
+                one.put("error", String.valueOf(e));
+            }
+            out.add(one);
+        }
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("batch", out);
+        Peer.line(Json.write(result));
+        return 0;
     }
 
     @FunctionalInterface

@@ -27,7 +27,8 @@ import com.google.protobuf.util.JsonFormat;
 /**
  * Java values to and from the project's JSON mapping of Hessian values (hessian2 crate, to_json.rs):
  * objects are their fields plus "class", enums {"class", "name"}, BigDecimal/BigInteger {"class", "value"},
- * dates epoch milliseconds, byte[] base64, floats the double of their value, NaN/infinities null.
+ * dates epoch milliseconds, byte[] base64, floats the double of their decimal text (as hessian-lite sends them),
+ * NaN/infinities null.
  */
 final class Json {
     private Json() {}
@@ -57,8 +58,10 @@ final class Json {
             return v.toString();
         }
         if (v instanceof Float) {
+            // hessian-lite's BasicSerializer sends a float as Double.parseDouble(String.valueOf(f)) (0.1f as 0.1,
+            // not 0.10000000149011612): print the value the wire carries.
             float f = (Float) v;
-            return Float.isFinite(f) ? (Object) (double) f : null;
+            return Float.isFinite(f) ? (Object) Double.parseDouble(String.valueOf(f)) : null;
         }
         if (v instanceof Double) {
             double d = (Double) v;

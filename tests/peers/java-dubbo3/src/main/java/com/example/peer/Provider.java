@@ -42,7 +42,7 @@ public final class Provider {
     private static void run(String[] argv) throws Exception {
         Args a = new Args(argv, "registry", "app", "protocols", "dubbo-port", "tri-port", "group", "version",
                 "register-mode", "metadata-type", "metadata-protocol", "metadata-port", "services", "param",
-                "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay");
+                "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay", "only-metadata-v2");
         String app = a.get("app", "java-dubbo3-peer");
         Identity.application = app;
         Identity.tag = a.get("tag", "");
@@ -55,6 +55,9 @@ public final class Provider {
         appConfig.setMetadataType(a.get("metadata-type", "local"));
         if (a.get("metadata-protocol") != null) {
             appConfig.setMetadataServiceProtocol(a.get("metadata-protocol"));
+        }
+        if (a.get("only-metadata-v2") != null) {
+            appConfig.setOnlyUseMetadataV2(a.flag("only-metadata-v2"));
         }
         int metadataPort = Peer.port(a.getInt("metadata-port", 0));
         appConfig.setMetadataServicePort(metadataPort);
@@ -82,7 +85,8 @@ public final class Provider {
         bootstrap.protocols(protocols);
 
         List<ServiceConfig<?>> services = new ArrayList<>();
-        for (String s : a.get("services", "demo,echo,proto,greeter").split(",")) {
+        boolean tri = ports.containsKey("tri");
+        for (String s : a.get("services", tri ? "demo,echo,proto,greeter" : "demo,echo").split(",")) {
             switch (s) {
                 case "demo":
                     services.add(service(a, DemoService.class, new DemoServiceImpl()));
@@ -191,7 +195,10 @@ public final class Provider {
                 one.put("service_name", si.getServiceName());
                 one.put("address", si.getAddress());
                 one.put("metadata", si.getMetadata());
-                out.add(one);
+                // One registry can back more than one service discovery: list each instance once.
+                if (!out.contains(one)) {
+                    out.add(one);
+                }
             }
         } catch (RuntimeException e) {
             Map<String, Object> err = new LinkedHashMap<>();
