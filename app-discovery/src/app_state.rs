@@ -34,7 +34,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use registry_core::{InstanceList, ServiceInstance, SharedInstanceDiscovery, Url};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -463,13 +463,26 @@ impl Task {
             insts.sort_by(|a, b| a.host().cmp(b.host()).then(a.port().cmp(&b.port())));
             let services: Vec<Arc<ServiceInfo>> = m.services.values().cloned().collect();
             let mut per: Vec<Vec<Url>> = vec![Vec::with_capacity(insts.len()); services.len()];
+            // dubbo-go registers one instance per protocol, all announcing the same endpoints,
+            // so each makes the same URLs: a URL sent to another port (`dubbo.endpoints`) that is
+            // the address of another instance of this revision is that instance's own URL.
+            // Java keeps one invoker per (service, address); so do we.
+            let addresses: FxHashSet<(&str, i32)> = if insts.len() > 1 {
+                insts.iter().map(|i| (i.host(), i.port())).collect()
+            } else {
+                FxHashSet::default()
+            };
             for i in &insts {
                 let mut iu = self.urls.instance(i, pass);
                 for (k, s) in services.iter().enumerate() {
-                    per[k].push(iu.url(s));
+                    let u = iu.url(s);
+                    if u.port() != i.port() && addresses.contains(&(i.host(), u.port())) {
+                        continue;
+                    }
+                    per[k].push(u);
                 }
             }
-            total += insts.len() * services.len();
+            total += per.iter().map(Vec::len).sum::<usize>();
             let services = services
                 .into_iter()
                 .zip(per)

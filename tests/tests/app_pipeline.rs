@@ -461,3 +461,33 @@ async fn subscriptions_share_one_application_and_one_fetch_per_revision() {
         "one fetch for the revision"
     );
 }
+
+#[tokio::test]
+async fn one_instance_per_protocol_gives_each_provider_once() {
+    // dubbo-go's shape: one instance per protocol port, both announcing both endpoints.
+    let w = world("");
+    w.report.add_mapping(IFACE, "go").await.unwrap();
+    let mut tri = service(IFACE, None, &[]);
+    tri.protocol = Some("tri".into());
+    w.publish("go", "r", vec![service(IFACE, None, &[]), tri])
+        .await;
+    for port in [7001, 7002] {
+        let i = instance("go", port, "r").with_metadata(
+            registry_core::instance::ENDPOINTS_KEY,
+            r#"[{"port":7001,"protocol":"dubbo"},{"port":7002,"protocol":"tri"}]"#,
+        );
+        w.instances.register(&i).await.unwrap();
+    }
+    let mut watch = Watch::subscribe(&w.registry, &consumer("")).await;
+    watch
+        .until("two providers", T, |w| w.latest("providers").is_some())
+        .await;
+    let mut got: Vec<String> = watch
+        .latest("providers")
+        .unwrap()
+        .iter()
+        .map(|u| format!("{}:{}", u.protocol_str(), u.port()))
+        .collect();
+    got.sort();
+    assert_eq!(got, vec!["dubbo:7001", "tri:7002"]);
+}
