@@ -37,11 +37,16 @@ struct Levels {
 }
 
 async fn levels(reg: &str) -> Levels {
-    let url = Url::parse(reg).unwrap();
     let dubbo = Arc::new(protocol_dubbo::DubboInvokerFactory::new());
     let clients = MetadataServiceClients::new()
         .with_v1("dubbo", Arc::new(InvokerMetadataClient::new(dubbo)))
         .with_v2(Arc::new(protocol_triple::MetadataServiceV2Client::new()));
+    levels_with(reg, clients).await
+}
+
+/// [`levels`] with the given MetadataService clients.
+async fn levels_with(reg: &str, clients: MetadataServiceClients) -> Levels {
+    let url = Url::parse(reg).unwrap();
     let root = registry_zk::config_center::metadata_root(&url);
     let report_cc = ZkConfigCenter::connect_with_root(&url, &root)
         .await
@@ -400,4 +405,49 @@ async fn migration_rules_move_calls_between_levels_live() {
     .await;
     drop(p);
     let _ = &l.reg;
+}
+
+/// A consumer without a MetadataService v2 client calls v1 (`getMetadataInfo(String)`, Hessian2
+/// in Triple's wrapper mode) on the Java provider's `tri` metadata port, where Java 3.3.6
+/// exports v1 beside v2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_service_v1_over_triple() {
+    let Some(addr) = tests::zk_addr("v1_over_triple") else {
+        return;
+    };
+    let reg = format!(
+        "zookeeper://{addr}?group={}",
+        tests::unique("appjava-v1tri")
+    );
+    let app = tests::unique("v1tri");
+    let Some(p) = provider("v1tri", &reg, &app, "instance", &ports(), "v=1").await else {
+        return;
+    };
+    assert_eq!(common::app::instance_metadata(&p)["meta-v"], "2.0.0");
+    let tri = Arc::new(protocol_triple::TripleInvokerFactory::new(
+        protocol_triple::PayloadMode::Wrapper,
+    ));
+    let clients =
+        MetadataServiceClients::new().with_v1("tri", Arc::new(InvokerMetadataClient::new(tri)));
+    let l = levels_with(&reg, clients).await;
+    let snap = l.app.describe_app(&app, T).await;
+    assert!(snap.unresolved.is_empty(), "{:?}", snap.unresolved);
+    assert_eq!(snap.revisions.len(), 1);
+    assert_eq!(&*snap.revisions[0].revision, revision(&p).as_str());
+    assert!(snap.revisions[0]
+        .metadata
+        .services
+        .values()
+        .any(|s| s.name == DEMO));
+    let r = reference(&l, "v1tri-consumer").await;
+    let cluster = invoker::cluster::join(r.directory() as Arc<dyn Directory>);
+    let v = cluster
+        .invoke(
+            &Invocation::new("sayHello")
+                .with_arguments(vec!["java.lang.String".into()], vec!["v1".into()]),
+        )
+        .await
+        .unwrap()
+        .value;
+    assert_eq!(v, "Hello v1");
 }

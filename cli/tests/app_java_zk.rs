@@ -147,6 +147,49 @@ async fn instance_mode_with_metadata_service_v2_over_triple() {
         "Java 3.3.6's default"
     );
     check_found_and_called("v2", &reg, &app, &p).await;
+
+    // The same registry written as an application-level registry: no interface level.
+    let sd = format!(
+        "{}&registry=zookeeper",
+        reg.replace("zookeeper://", "service-discovery-registry://")
+    );
+    let listed = run(&["list", &sd, DEMO, "--json"]).await;
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert_eq!(app_rows(&listed, &app, &revision(&p)).len(), 2);
+    let called = run(&["invoke", &sd, DEMO, "sayHello", "[\"sd\"]", "--json"]).await;
+    assert_eq!(called.json()["result"], "Hello sd", "{}", called.stderr);
+    let typed = format!("{reg}&registry-type=service");
+    let refused = run(&["list", &typed, DEMO, "--level", "interface"]).await;
+    assert_eq!(refused.code, 2, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("no interface level"),
+        "{}",
+        refused.stderr
+    );
+
+    // `watch --json`: the application level's line says so.
+    let mut w = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
+        .args(["watch", &reg, DEMO, "--json"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(w.stdout.take().unwrap()));
+    let line = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            let l = lines.next_line().await.unwrap().expect("watch ended");
+            let v: Value = serde_json::from_str(&l).unwrap();
+            if v["level"] == "application" {
+                return v;
+            }
+        }
+    })
+    .await
+    .expect("an application-level watch line");
+    assert_eq!(line["category"], "providers");
+    assert_eq!(line["urls"].as_array().unwrap().len(), 2, "{line}");
+    let _ = w.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

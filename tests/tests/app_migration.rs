@@ -333,3 +333,24 @@ async fn an_application_level_registry_is_always_force_application() {
     assert_eq!(r.directory().step(), MigrationStep::ForceApplication);
     assert_eq!(levels(&r, 2).1, [2001].into());
 }
+
+#[tokio::test]
+async fn a_delayed_switch_waits_then_compares() {
+    let w = world(&[1001], &[2001]).await;
+    let r = w.open("", true).await;
+    w.rule(Some("step: FORCE_INTERFACE")).await;
+    until_step(&r, MigrationStep::ForceInterface).await;
+    // FORCE_APPLICATION with a delay: the application level is subscribed at once, compared
+    // after `delay` seconds (1 address vs 1: ratio 1 >= 0.5), then switched.
+    let published = std::time::Instant::now();
+    w.rule(Some("step: FORCE_APPLICATION\ndelay: 1\nthreshold: 0.5"))
+        .await;
+    until_step(&r, MigrationStep::ForceApplication).await;
+    assert!(
+        published.elapsed() >= Duration::from_secs(1),
+        "switched after {:?}, before the rule's delay",
+        published.elapsed()
+    );
+    assert!(r.directory().interface_directory().is_none());
+    assert_eq!(levels(&r, 2).1, [2001].into());
+}
