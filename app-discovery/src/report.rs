@@ -5,7 +5,7 @@
 //! | | ZooKeeper ([`ReportLayout::Tree`], config centre rooted at `/<group>`) | Nacos config ([`ReportLayout::Nacos`]) |
 //! |---|---|---|
 //! | mapping of `iface` | node `/dubbo/mapping/<iface>` (group `mapping`, key `iface`) | data id `<iface>`, group `mapping` |
-//! | MetadataInfo of `app` at `rev` | node `/dubbo/metadata/<app>/<rev>` (group `metadata`, key `<app>/<rev>`) | data id `<app>`, group `<rev>` |
+//! | MetadataInfo of `app` at `rev` | node `/dubbo/metadata/<app>/<rev>` (group `metadata`, key `<app>/<rev>`); when absent, dubbo-go's `/dubbo/<app>/<rev>` | data id `<app>`, group `<rev>` |
 //!
 //! A mapping value is a comma-separated list of application names; readers split on `,`, trim,
 //! drop empty items and keep a sorted set ([`parse_apps`]). The metadata centre defaults to the
@@ -130,8 +130,14 @@ impl MetadataReport {
         check_key(app)?;
         check_key(revision)?;
         let (key, group) = self.metadata_key(app, revision);
-        match self.cc.get(&key, &group).await? {
-            Some(text) if !text.trim().is_empty() => MetadataInfo::from_json_text(&text),
+        let mut found = self.cc.get(&key, &group).await?;
+        if self.layout == ReportLayout::Tree && found.as_deref().is_none_or(is_blank) {
+            // dubbo-go's ZooKeeper report (`zookeeperMetadataReport.PublishAppMetadata`)
+            // writes `<root>/<app>/<rev>`, without Java's `metadata` node.
+            found = self.cc.get(revision, app).await?;
+        }
+        match found {
+            Some(text) if !is_blank(&text) => MetadataInfo::from_json_text(&text),
             _ => Err(Error::NoMetadata {
                 app: app.to_owned(),
                 revision: revision.to_owned(),
@@ -150,6 +156,10 @@ impl MetadataReport {
             .await?;
         Ok(())
     }
+}
+
+fn is_blank(text: &str) -> bool {
+    text.trim().is_empty()
 }
 
 /// Keys become path segments (ZooKeeper) or data ids (Nacos): no empty names, no `/`.
@@ -245,5 +255,28 @@ mod tests {
         n.publish_app_metadata(&info).await.unwrap();
         assert!(cc.get("a", "r1").await.unwrap().is_some());
         assert!(r.app_metadata("a/b", "r1").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn dubbo_go_zookeeper_layout_is_read_when_java_s_is_absent() {
+        use registry_core::ConfigCenter;
+        let cc = Arc::new(MemoryConfigCenter::new());
+        let r = MetadataReport::new(cc.clone(), ReportLayout::Tree);
+        let info = MetadataInfo::new("a", "r2", [crate::ServiceInfo::new("com.foo.S", "dubbo")]);
+        // `<root>/a/r2`: group `a`, key `r2`.
+        cc.publish("r2", "a", &info.to_json().to_string())
+            .await
+            .unwrap();
+        assert_eq!(r.app_metadata("a", "r2").await.unwrap(), info);
+        // Java's node wins when both exist.
+        let java = MetadataInfo::new("a", "r2", [crate::ServiceInfo::new("com.foo.T", "tri")]);
+        r.publish_app_metadata(&java).await.unwrap();
+        assert_eq!(r.app_metadata("a", "r2").await.unwrap(), java);
+        // The Nacos layout has no such fallback.
+        let n = MetadataReport::new(cc, ReportLayout::Nacos);
+        assert!(matches!(
+            n.app_metadata("a", "r3").await,
+            Err(Error::NoMetadata { .. })
+        ));
     }
 }
