@@ -3,7 +3,8 @@
 //! 3.3.6 Java providers on the real ZooKeeper: a rolling restart onto new revisions never
 //! leaves it without a provider nor with a stale one; an instance announcing a revision its
 //! MetadataService cannot answer keeps serving with what is known; migration rules published
-//! in the config centre move calls between the levels live.
+//! in the config centre move calls between the levels live; a second application added to the
+//! interface's mapping is followed live; MetadataService v1 is called over Triple.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -450,4 +451,48 @@ async fn metadata_service_v1_over_triple() {
         .unwrap()
         .value;
     assert_eq!(v, "Hello v1");
+}
+
+/// The mapping followed live: a consumer subscribed while only application A provides the
+/// interface starts calling application B's provider as soon as B registers (Java's provider
+/// adds itself to `<root>/mapping/<interface>`), then keeps only B once A stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_application_in_the_mapping_is_followed_live() {
+    let Some(addr) = tests::zk_addr("mapping_live") else {
+        return;
+    };
+    let reg = format!("zookeeper://{addr}?group={}", tests::unique("appjava-map"));
+    let (app_a, app_b) = (tests::unique("mapa"), tests::unique("mapb"));
+    let Some(a) = provider("map-a", &reg, &app_a, "instance", &ports(), "v=1").await else {
+        return;
+    };
+    let l = levels(&reg).await;
+    let r = reference(&l, "map-consumer").await;
+    let cluster = invoker::cluster::join(r.directory() as Arc<dyn Directory>);
+    let who = || {
+        let cluster = cluster.clone();
+        async move {
+            cluster
+                .invoke(&Invocation::new("whoAmI"))
+                .await
+                .map(|v| v.value.as_str().unwrap_or("").to_owned())
+                .unwrap_or_default()
+        }
+    };
+    assert!(who().await.starts_with(&app_a));
+    let Some(b) = provider("map-b", &reg, &app_b, "instance", &ports(), "v=1").await else {
+        return;
+    };
+    let dir = r.directory().application_directory().unwrap();
+    tests::eventually("B's provider joins the directory", T, || async {
+        (dir.invoker_count() == 2).then_some(())
+    })
+    .await;
+    assert_eq!(r.directory().step(), MigrationStep::ApplicationFirst);
+    common::app::stop(a).await;
+    tests::eventually("only B's provider answers", T, || async {
+        (dir.invoker_count() == 1 && who().await.starts_with(&app_b)).then_some(())
+    })
+    .await;
+    drop(b);
 }

@@ -167,8 +167,10 @@ async fn registration_to_first_call_against_the_java_consumer() {
                     .with_attachment("dubbo.tag", tag.as_str())
                     .with_attachment("dubbo.force.tag", "true");
                 loop {
+                    let sent = now_ms();
                     if let Ok(r) = cluster.invoke(&inv).await {
-                        return (now_ms(), r.value);
+                        let at = now_ms();
+                        return (at, at - sent, r.value);
                     }
                     tokio::time::sleep(Duration::from_millis(1)).await;
                 }
@@ -190,7 +192,7 @@ async fn registration_to_first_call_against_the_java_consumer() {
         .await
         .expect("the new instance node");
         let registered = stat.ctime as u64;
-        let (our_at, who) = tokio::time::timeout(Duration::from_secs(120), ours_task)
+        let (our_at, our_call_ms, who) = tokio::time::timeout(Duration::from_secs(120), ours_task)
             .await
             .expect("our consumer called the new provider")
             .unwrap();
@@ -201,12 +203,12 @@ async fn registration_to_first_call_against_the_java_consumer() {
             java_at.saturating_sub(registered),
         );
         eprintln!(
-            "registration -> first call, {instances} instances, round {round}: ours {} ms, Java {} ms (instance node created at {registered} ms since the epoch)",
+            "registration -> first call, {instances} instances, round {round}: ours {} ms (the successful call itself {our_call_ms} ms: the new JVM's first request), Java {} ms (instance node created at {registered} ms since the epoch)",
             row.0, row.1
         );
         if let Ok(path) = std::env::var("APP_LATENCY_OUT") {
             use std::io::Write as _;
-            let line = serde_json::json!({"instances": instances, "metadata": metadata, "round": round, "ours_ms": row.0, "java_ms": row.1});
+            let line = serde_json::json!({"instances": instances, "metadata": metadata, "round": round, "ours_ms": row.0, "ours_call_ms": our_call_ms, "java_ms": row.1});
             if let Ok(mut f) = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
