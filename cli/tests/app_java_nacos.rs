@@ -2,7 +2,8 @@
 //! `register-mode=instance` only, on the Nacos-compatible test server (`DUBBO_TEST_NACOS`):
 //! the application is the Nacos service `<app>`, the mapping a config (`<interface>`, group
 //! `mapping`), `remote` metadata a config (`<app>`, group `<revision>`). `dubbo-registry list`
-//! and `invoke` find and call them, as the Java consumer does.
+//! and `invoke` find and call them, as the Java consumer does; the migration rule in the Nacos
+//! config centre chooses the level.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -74,4 +75,74 @@ async fn nacos_instance_mode_with_local_metadata() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nacos_instance_mode_with_remote_metadata() {
     found_and_called("appjava-nacos-remote", &["--metadata-type", "remote"]).await;
+}
+
+/// The migration rule in the Nacos config centre (data id `<consumer app>.migration`, group
+/// `DUBBO_SERVICEDISCOVERY_MIGRATION`) chooses the level `invoke` calls through, for a Java
+/// provider registered at both levels (`register-mode=all`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nacos_migration_rule_chooses_the_level() {
+    let tag = "appjava-nacos-mig";
+    let Some(addr) = tests::nacos_addr(tag) else {
+        return;
+    };
+    let reg = format!("nacos://{addr}?namespace={}", tests::unique(tag));
+    let app = tests::unique("shop").replace('-', "_");
+    let Some(_p) = java_provider(tag, &reg, &app, "all", &["demo"], &[]).await else {
+        return;
+    };
+    // Both levels listed (registration and mapping may land a moment after READY).
+    let mut levels = BTreeSet::new();
+    for _ in 0..60 {
+        let listed = run(&["list", &reg, DEMO, "--json", "--level", "all"]).await;
+        levels = listed
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["level"].as_str().unwrap().to_owned())
+            .collect();
+        if levels.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(
+        levels,
+        ["application".to_owned(), "interface".to_owned()].into()
+    );
+    let consumer = tests::unique("nacos-mig-consumer");
+    let key = format!("{consumer}.migration");
+    for (step, level) in [
+        ("FORCE_INTERFACE", "interface"),
+        ("FORCE_APPLICATION", "application"),
+    ] {
+        let put = run(&[
+            "config",
+            "put",
+            &reg,
+            &key,
+            "--group",
+            "DUBBO_SERVICEDISCOVERY_MIGRATION",
+            "--value",
+            &format!("key: {consumer}\nstep: {step}\n"),
+        ])
+        .await;
+        assert_eq!(put.code, 0, "{}", put.stderr);
+        let called = run(&[
+            "invoke",
+            &reg,
+            DEMO,
+            "sayHello",
+            "[\"mig\"]",
+            "--application",
+            &consumer,
+            "--json",
+        ])
+        .await;
+        assert_eq!(called.code, 0, "{} {}", called.stdout, called.stderr);
+        let v = called.json();
+        assert_eq!(v["result"], "Hello mig");
+        assert_eq!(v["level"], level, "{step}: {v}");
+    }
 }
