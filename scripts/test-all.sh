@@ -3,7 +3,8 @@
 # installs and starts a real ZooKeeper (standalone + a 3-node ensemble) and real Nacos-compatible
 # servers (rnacos, built once into ~/.cargo/bin), runs `cargo test --workspace` with the servers
 # REQUIRED (a missing server fails the run), runs the conformance runner on ../shared vectors
-# when present, and stops the servers it started.
+# when present, the differential tests against Dubbo 3.3.6's own classes (scripts/differential.sh),
+# and stops the servers it started.
 #
 # Env: ZK_PORT (2181), NACOS_PORT (8848), NACOS_AUTH_PORT (8850), NACOS_SHORT_PORT (8852),
 #      ZK_ENSEMBLE_BASE (21810), TEST_ARGS (extra args for cargo test).
@@ -28,12 +29,12 @@ log() { echo "test-all: $*"; }
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 log "free disk at start: $(df -h . | awk 'NR==2 {print $4 " free of " $2}')"
 
-# The slow test peers (the Maven resolve + compile of the real Java Dubbo peers, the dubbo-go
-# build) start now, in the background beside the servers' start-up and the cargo build, and are
+# The slow test peers (the Maven resolve + compile of the real Java Dubbo peers and of the
+# differential-test oracle, the dubbo-go build) start now, in the background beside the servers' start-up and the cargo build, and are
 # waited for before `cargo test`. Each logs to $DUBBO_TEST_PEERS_DIR/<name>.install.log.
 export DUBBO_TEST_PEERS_DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
 mkdir -p "$DUBBO_TEST_PEERS_DIR"
-SLOW_PEERS=(java-dubbo3 go-dubbo)
+SLOW_PEERS=(java-dubbo3 java-oracle go-dubbo)
 declare -A SLOW_PIDS=()
 for peer in "${SLOW_PEERS[@]}"; do
     log "building test peer $peer in the background"
@@ -52,6 +53,24 @@ cleanup() {
     bash scripts/nacos-server.sh stop >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
+
+# cargo-deny (bans, licenses, duplicate versions, sources; checked at the end): pinned,
+# installed once into ~/.cargo/bin, built in the background meanwhile (it takes minutes).
+CARGO_DENY_VERSION=0.20.2
+DENY_LOG=$(mktemp -t cargo-deny-install.XXXXXX)
+if cargo deny --version 2>/dev/null | grep -qx "cargo-deny $CARGO_DENY_VERSION"; then
+    DENY_PID=
+else
+    log "installing cargo-deny $CARGO_DENY_VERSION in the background"
+    nice cargo install cargo-deny --locked --version "$CARGO_DENY_VERSION" >"$DENY_LOG" 2>&1 &
+    DENY_PID=$!
+fi
+
+# The hostile-input tests measure a child's peak memory with GNU time under a prlimit cap.
+if [[ ! -x /usr/bin/time || ! -x /usr/bin/prlimit ]]; then
+    log "installing time and util-linux (peak-memory measurements)"
+    apt-get install -y -q time util-linux >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q time util-linux >/dev/null; }
+fi
 
 # Build first (and rnacos in parallel on a fresh machine: it takes ~12 minutes).
 log "starting ZooKeeper on 127.0.0.1:$ZK_PORT"
@@ -119,4 +138,11 @@ if [[ -f ../shared/conformance/dubbo-vectors-public.json ]]; then
 else
     log "no ../shared/conformance: skipping the conformance runner"
 fi
+log "cargo deny: bans, licenses, duplicate versions, sources (deny.toml)"
+if [[ -n "$DENY_PID" ]]; then
+    wait "$DENY_PID" || { cat "$DENY_LOG"; log "cargo-deny install failed"; exit 1; }
+fi
+cargo deny --locked check bans licenses sources
+log "differential tests against Apache Dubbo 3.3.6's own classes (10,000 cases per operation)"
+bash scripts/differential.sh
 log "all tests passed"

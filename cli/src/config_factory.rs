@@ -13,7 +13,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail};
+use registry_core::url::secret::redact;
 use registry_core::{MemoryConfigCenter, SharedConfigCenter, Url};
 
 /// The config-centre URL for `registry`: `override_url` when given, none when the registry
@@ -23,7 +24,8 @@ pub fn config_center_url(
     override_url: Option<&str>,
 ) -> anyhow::Result<Option<Url>> {
     if let Some(o) = override_url {
-        let u = Url::parse(o).with_context(|| format!("invalid config-centre URL {o:?}"))?;
+        let u =
+            Url::parse(o).map_err(|e| anyhow!("invalid config-centre URL {:?}: {e}", redact(o)))?;
         return Ok(Some(u));
     }
     if !registry.param_bool("use-as-config-center", true) {
@@ -72,7 +74,8 @@ pub async fn for_registry(
     override_url: Option<&str>,
     timeout: Duration,
 ) -> anyhow::Result<Option<SharedConfigCenter>> {
-    let reg = Url::parse(registry).with_context(|| format!("invalid registry URL {registry:?}"))?;
+    let reg = Url::parse(registry)
+        .map_err(|e| anyhow!("invalid registry URL {:?}: {e}", redact(registry)))?;
     match config_center_url(&reg, override_url)? {
         Some(u) => Ok(Some(connect(&u, timeout).await?)),
         None => Ok(None),

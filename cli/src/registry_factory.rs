@@ -4,15 +4,87 @@
 //! - `memory://`    → [`registry_core::memory`] (an in-process store; useful with one process)
 //! - `nacos://`     → [`registry_nacos::NacosRegistry`] (one probe request checks reachability)
 
+use std::io::Read as _;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
+use registry_core::url::secret::redact;
 use registry_core::{Registry, Url};
+
+/// The environment variable that gives the registry URL when the command line leaves it out.
+pub const REGISTRY_ENV: &str = "DUBBO_REGISTRY";
+
+/// Largest `--registry-file` read.
+const MAX_REGISTRY_FILE: u64 = 64 * 1024;
+
+/// Where a registry URL left out of the command line comes from: `--registry-file`, else
+/// `$DUBBO_REGISTRY`. Either keeps credentials out of the process list (`ps`, shell history).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RegistrySource {
+    /// Read the registry URL from FILE (its first non-blank line) and leave REGISTRY out of
+    /// the command line; without it, a left-out REGISTRY is read from $DUBBO_REGISTRY.
+    #[arg(long = "registry-file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+impl RegistrySource {
+    /// The registry URL of the file, else of the environment.
+    ///
+    /// Errors: the file cannot be read or has no URL; neither is given.
+    pub fn read(&self) -> anyhow::Result<String> {
+        if let Some(path) = &self.file {
+            let mut text = String::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(MAX_REGISTRY_FILE).read_to_string(&mut text))
+                .with_context(|| format!("cannot read --registry-file {}", path.display()))?;
+            return text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_owned)
+                .ok_or_else(|| anyhow!("--registry-file {} has no registry URL", path.display()));
+        }
+        match std::env::var(REGISTRY_ENV) {
+            Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),
+            _ => bail!("no registry: give REGISTRY, --registry-file FILE or ${REGISTRY_ENV}"),
+        }
+    }
+
+    /// Splits the positional arguments of a command whose first one is REGISTRY followed by
+    /// `rest` more: with `rest + 1` of them the first is the registry (then `--registry-file`
+    /// must not be given too); with `rest` the registry comes from [`RegistrySource::read`].
+    ///
+    /// Errors: another count; the registry given twice; [`RegistrySource::read`]'s.
+    pub fn split(
+        &self,
+        mut positionals: Vec<String>,
+        rest: usize,
+    ) -> anyhow::Result<(String, Vec<String>)> {
+        if positionals.len() == rest + 1 {
+            if self.file.is_some() {
+                bail!("the registry is given twice: as an argument and by --registry-file");
+            }
+            let registry = positionals.remove(0);
+            return Ok((registry, positionals));
+        }
+        if positionals.len() == rest {
+            return Ok((self.read()?, positionals));
+        }
+        bail!(
+            "expected {} or {} arguments, got {}",
+            rest,
+            rest + 1,
+            positionals.len()
+        )
+    }
+}
 
 /// Help text on registry URLs shared by the `list`, `watch` and `register` commands.
 pub const REGISTRY_URL_HELP: &str = "\
-REGISTRY URLS:
+REGISTRY (left out: the first non-blank line of --registry-file FILE, else $DUBBO_REGISTRY;
+either keeps credentials out of the process list):
   zookeeper://[user:pass@]host:port[?param=value&...]
       backup=h2:p2,h3:p3         more ensemble members (connect string = host:port,backup)
       group=dubbo                root znode (default /dubbo)
@@ -37,9 +109,37 @@ SERVICE is an interface name (then --group/--version default to * = all; check=t
 failing subscribe is an error) or a full
 consumer:// URL (used as given; --group/--version/--category override its params).";
 
+/// Connects to `registry` for looking only (`list`, `watch`): the same as [`connect`], except
+/// that subscribing writes nothing to the registry (ZooKeeper: no category directories are
+/// created, `subscribe.create-paths=false` unless the URL says otherwise; Nacos and memory://
+/// write nothing to subscribe anyway).
+pub async fn connect_read_only(
+    registry: &str,
+    timeout: Duration,
+) -> anyhow::Result<Arc<dyn Registry>> {
+    let url = parse(registry)?;
+    let url = if url.has_param("subscribe.create-paths") {
+        url
+    } else {
+        url.with_param("subscribe.create-paths", "false")
+    };
+    connect_url(url, registry, timeout).await
+}
+
+fn parse(registry: &str) -> anyhow::Result<Url> {
+    Url::parse(registry).map_err(|e| anyhow!("invalid registry URL {:?}: {e}", redact(registry)))
+}
+
 /// Connects to `registry`, failing with a clear error within `timeout`.
 pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dyn Registry>> {
-    let url = Url::parse(registry).with_context(|| format!("invalid registry URL {registry:?}"))?;
+    connect_url(parse(registry)?, registry, timeout).await
+}
+
+async fn connect_url(
+    url: Url,
+    registry: &str,
+    timeout: Duration,
+) -> anyhow::Result<Arc<dyn Registry>> {
     let fut = async {
         match url.protocol() {
             Some("zookeeper") => {
@@ -78,7 +178,7 @@ pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dy
                 Ok(Arc::new(r) as Arc<dyn Registry>)
             }
             Some(p) => bail!("unsupported registry protocol {p:?} (zookeeper, memory, nacos)"),
-            None => bail!("registry URL without protocol: {registry:?}"),
+            None => bail!("registry URL without protocol: {:?}", redact(registry)),
         }
     };
     tokio::time::timeout(timeout + Duration::from_millis(500), fut)

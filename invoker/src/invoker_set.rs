@@ -26,7 +26,7 @@ use std::hash::Hasher;
 
 use crate::loadbalance::min_index::{KeyKind, MinIndex};
 use crate::rpc::SharedInvoker;
-use crate::status::{RpcStatus, ServiceStatus};
+use crate::status::{RpcStatus, ServiceStatus, MAX_TRACKED_METHODS, OVERFLOW_METHOD};
 
 /// Dubbo's default `weight`.
 pub const DEFAULT_WEIGHT: i32 = 100;
@@ -283,6 +283,18 @@ pub struct InvokerSet {
 /// The counters of every invoker of a set for one method, in list order.
 type MethodStatuses = Arc<[Arc<RpcStatus>]>;
 
+/// `method`, or [`OVERFLOW_METHOD`] when `map` already holds [`MAX_TRACKED_METHODS`] names
+/// and not this one: per-method state (one entry per invoker) is kept for a bounded number
+/// of caller-supplied names.
+fn bounded_method<'a, V>(map: &RwLock<FxHashMap<Box<str>, V>>, method: &'a str) -> &'a str {
+    let m = map.read();
+    if m.len() < MAX_TRACKED_METHODS || m.contains_key(method) {
+        method
+    } else {
+        OVERFLOW_METHOD
+    }
+}
+
 impl fmt::Debug for InvokerSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InvokerSet")
@@ -487,6 +499,7 @@ impl InvokerSet {
     /// The least-key index of `method` for `kind` (built, with the method's static weights,
     /// on first use; later calls find it without allocating).
     pub(crate) fn min_index(&self, method: &str, kind: KeyKind) -> Arc<MinIndex> {
+        let method = bounded_method(&self.min_indexes, method);
         if let Some(v) = self.min_indexes.read().get(method) {
             if let Some(i) = v.iter().find(|i| i.kind().same(&kind)) {
                 return i.clone();
@@ -504,6 +517,15 @@ impl InvokerSet {
         index
     }
 
+    /// Number of method names with per-method state of their own in this set (counters and
+    /// least-key indexes; at most [`MAX_TRACKED_METHODS`] plus the overflow entry each).
+    pub fn tracked_methods(&self) -> usize {
+        self.method_statuses
+            .read()
+            .len()
+            .max(self.min_indexes.read().len())
+    }
+
     /// Runs `f` with the [`RpcStatus`] of every invoker for `method`, in list order. Built once
     /// per (set, method); no allocation after that.
     pub fn with_method_statuses<R>(
@@ -511,6 +533,7 @@ impl InvokerSet {
         method: &str,
         f: impl FnOnce(&[Arc<RpcStatus>]) -> R,
     ) -> R {
+        let method = bounded_method(&self.method_statuses, method);
         if let Some(s) = self.method_statuses.read().get(method) {
             return f(s);
         }

@@ -310,6 +310,14 @@ impl RpcStatus {
     }
 }
 
+/// Most method names one identity (or one invoker set) keeps state of its own for; further
+/// names share [`OVERFLOW_METHOD`]'s.
+pub const MAX_TRACKED_METHODS: usize = 128;
+
+/// The key under which calls of method names past [`MAX_TRACKED_METHODS`] are counted (no
+/// Java method can have this name).
+pub const OVERFLOW_METHOD: &str = "<other methods>";
+
 /// The counters of one invoker identity: service level plus one [`RpcStatus`] per method.
 pub struct ServiceStatus {
     identity: Arc<str>,
@@ -368,16 +376,34 @@ impl ServiceStatus {
         &self.service
     }
 
-    /// The counters of `method`, created on first use.
+    /// The counters of `method`, created on first use. Method names come from callers, so
+    /// at most [`MAX_TRACKED_METHODS`] get their own counters per identity; calls of any
+    /// further name share the counters of [`OVERFLOW_METHOD`] (Java keeps one per name,
+    /// without bound).
     pub fn method(&self, method: &str) -> Arc<RpcStatus> {
-        if let Some(s) = self.methods.read().get(method) {
-            return s.clone();
+        {
+            let map = self.methods.read();
+            if let Some(s) = map.get(method) {
+                return s.clone();
+            }
+            if map.len() >= MAX_TRACKED_METHODS {
+                if let Some(s) = map.get(OVERFLOW_METHOD) {
+                    return s.clone();
+                }
+            }
         }
-        self.methods
-            .write()
-            .entry(Box::from(method))
-            .or_default()
-            .clone()
+        let mut map = self.methods.write();
+        let key = if map.len() >= MAX_TRACKED_METHODS && !map.contains_key(method) {
+            OVERFLOW_METHOD
+        } else {
+            method
+        };
+        map.entry(Box::from(key)).or_default().clone()
+    }
+
+    /// Number of method names with counters of their own (the overflow included).
+    pub fn tracked_methods(&self) -> usize {
+        self.methods.read().len()
     }
 
     /// Starts counting a call of `method` with no limit.

@@ -14,17 +14,27 @@
 //!   `\u` escapes with fewer than four digits, which Java cannot read, so the (small) writer
 //!   here follows `Properties.store` instead; and because its reader rejects surrogate-pair
 //!   escapes, they are joined before the text is handed to it.
-//! - **Concurrency**: a save writes a temporary file next to the target and renames it over
-//!   the target, so readers and other processes only ever see a complete file (the last writer
-//!   wins). This replaces Dubbo's `<file>.lock` file lock; no lock file is created.
-//!   Entries read at start-up that this process never updates (other services, other
-//!   processes' entries) are kept.
+//! - **Writing**: a save creates a temporary file next to the target with `O_EXCL` under an
+//!   unpredictable name (`.<file>.<random>.tmp`, mode 0600: the file lists every provider the
+//!   consumer knows), writes and syncs it, renames it over the target (readers and other
+//!   processes only ever see a complete file) and syncs the directory, so the rename survives
+//!   a crash. The target keeps mode 0600.
+//! - **Between processes** (registry param `file-lock`, default true, as Dubbo's
+//!   `<file>.lock`): a save holds an advisory lock (`flock`) on `<file>.lock` (created 0600),
+//!   re-reads the file under it and writes the other processes' entries as they are now with
+//!   this process's own entries over them, so consumers sharing one file do not erase each
+//!   other's services. A lock held elsewhere for more than [`LOCK_WAIT`] (5 s) fails the save
+//!   (the next save tries again). With `file-lock=false` no lock file is used and the last
+//!   writer wins with its own view (entries read at start-up are kept).
+//! - **How often**: [`crate::failback`] saves at most once per `file-save-interval` (ms,
+//!   default 1000) while the registry churns, always writing the latest state.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -34,11 +44,23 @@ use crate::url::Url;
 /// The comment Dubbo writes on the first line.
 pub const COMMENT: &str = "Dubbo Registry Cache";
 
+/// How long a save waits for another process's lock before it fails.
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+
 /// The cache file of one registry.
 #[derive(Debug)]
 pub struct CacheFile {
     path: PathBuf,
-    entries: Mutex<BTreeMap<String, String>>,
+    lock: bool,
+    inner: Mutex<Entries>,
+    saves: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    all: BTreeMap<String, String>,
+    /// Keys this process updated: the ones it writes over the other processes'.
+    own: BTreeSet<String>,
 }
 
 /// The cache file path for a registry URL, or `None` when the cache is disabled
@@ -64,29 +86,29 @@ impl CacheFile {
     /// The cache of `registry` (see [`path_for`]), loaded from disk if the file exists. A file
     /// that cannot be read is logged and treated as empty.
     pub fn for_registry(registry: &Url) -> Option<CacheFile> {
-        path_for(registry).map(CacheFile::open)
+        let lock = registry.param_bool("file-lock", true);
+        path_for(registry).map(|p| CacheFile::open(p).with_lock(lock))
+    }
+
+    /// Whether a save locks `<file>.lock` and merges the other processes' entries (default
+    /// true; module docs).
+    pub fn with_lock(mut self, lock: bool) -> CacheFile {
+        self.lock = lock;
+        self
     }
 
     /// The cache at `path`, loaded if the file exists.
     pub fn open(path: impl Into<PathBuf>) -> CacheFile {
         let path = path.into();
-        let entries = match std::fs::read(&path) {
-            Ok(bytes) => match parse_properties(&bytes) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "ignoring unreadable registry cache file");
-                    BTreeMap::new()
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "cannot read registry cache file");
-                BTreeMap::new()
-            }
-        };
+        let all = read_entries(&path);
         CacheFile {
             path,
-            entries: Mutex::new(entries),
+            lock: true,
+            inner: Mutex::new(Entries {
+                all,
+                own: BTreeSet::new(),
+            }),
+            saves: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -104,8 +126,8 @@ impl CacheFile {
         if !key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
             return Vec::new();
         }
-        let entries = self.entries.lock();
-        let Some(value) = entries.get(&key) else {
+        let inner = self.inner.lock();
+        let Some(value) = inner.all.get(&key) else {
             return Vec::new();
         };
         value
@@ -134,53 +156,166 @@ impl CacheFile {
             }
             value.push_str(&u.to_full_string());
         }
-        let mut entries = self.entries.lock();
-        if entries.get(&key) == Some(&value) {
+        let mut inner = self.inner.lock();
+        inner.own.insert(key.clone());
+        if inner.all.get(&key) == Some(&value) {
             return false;
         }
-        entries.insert(key, value);
+        inner.all.insert(key, value);
         true
     }
 
     /// The raw entries (service key → space-joined URLs).
     pub fn entries(&self) -> BTreeMap<String, String> {
-        self.entries.lock().clone()
+        self.inner.lock().all.clone()
     }
 
-    /// Writes the file atomically: a temporary file in the same directory, then a rename over
-    /// the target. Creates the parent directory. Blocking: call it off the async path.
+    /// Writes the file atomically and privately (module docs): under the lock when enabled
+    /// (merging the other processes' entries), a new `O_EXCL` temporary file of mode 0600,
+    /// synced, renamed over the target, then the directory synced. Creates the parent
+    /// directory. Blocking: call it off the async path.
+    ///
+    /// Errors: [`Error::Io`] when the directory, the lock, the temporary file or the rename
+    /// fails (the lock held elsewhere for more than [`LOCK_WAIT`] included).
     pub fn save(&self) -> Result<()> {
-        let text = to_properties(&self.entries.lock());
         let dir = self
             .path
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        static SEQ: AtomicU64 = AtomicU64::new(0);
-        let name = self
-            .path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("registry.cache");
-        let tmp = dir.join(format!(
-            ".{name}.{}.{}.tmp",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
+        let fail = |what: &str, e: std::io::Error| {
             Error::Io(format!(
-                "saving registry cache {}: {e}",
+                "saving registry cache {}: {what}: {e}",
                 self.path.display()
             ))
-        })
+        };
+        std::fs::create_dir_all(dir).map_err(|e| fail("directory", e))?;
+        let _lock = if self.lock {
+            Some(lock_file(&self.path).map_err(|e| fail("lock", e))?)
+        } else {
+            None
+        };
+        let text = {
+            let mut inner = self.inner.lock();
+            if self.lock {
+                // The other processes' entries as they are now; ours over them.
+                let mut merged = read_entries(&self.path);
+                for k in &inner.own {
+                    if let Some(v) = inner.all.get(k) {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+                inner.all = merged;
+            }
+            to_properties(&inner.all)
+        };
+        let (tmp, mut file) =
+            create_private_temp(dir, &self.path).map_err(|e| fail("temporary file", e))?;
+        let written = file
+            .write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::rename(&tmp, &self.path));
+        drop(file);
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(fail("write", e));
+        }
+        sync_dir(dir).map_err(|e| fail("directory sync", e))?;
+        self.saves
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Files written so far by this handle.
+    pub fn saves(&self) -> u64 {
+        self.saves.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The entries of the file at `path` (empty when missing or unreadable, with a warning).
+fn read_entries(path: &Path) -> BTreeMap<String, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => match parse_properties(&bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "ignoring unreadable registry cache file");
+                BTreeMap::new()
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot read registry cache file");
+            BTreeMap::new()
+        }
+    }
+}
+
+/// Opens `options` with mode 0600 for a new file (unix).
+fn private(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    options
+}
+
+/// A new file `.<name>.<random>.tmp` in `dir`, created exclusively (`O_CREAT|O_EXCL`, never
+/// following a planted link), mode 0600; another random name when one exists.
+fn create_private_temp(dir: &Path, target: &Path) -> std::io::Result<(PathBuf, File)> {
+    let name = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("registry.cache");
+    let mut last = None;
+    for _ in 0..8 {
+        let tmp = dir.join(format!(
+            ".{name}.{:016x}{:016x}.tmp",
+            fastrand::u64(..),
+            fastrand::u64(..)
+        ));
+        match private(OpenOptions::new().write(true).create_new(true)).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
+}
+
+/// Holds the advisory lock of `<file>.lock` (created 0600), waiting at most [`LOCK_WAIT`].
+fn lock_file(target: &Path) -> std::io::Result<File> {
+    let mut name = target.as_os_str().to_owned();
+    name.push(".lock");
+    let file = private(OpenOptions::new().append(true).create(true)).open(PathBuf::from(name))?;
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    "locked by another process",
+                ))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
+
+/// Syncs a directory, so a rename in it is durable (unix; a no-op elsewhere).
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
     }
 }
 

@@ -5,7 +5,8 @@ use thiserror::Error;
 /// Errors raised by the URL model and by registries.
 ///
 /// Messages never contain credentials: URLs are rendered with [`crate::Url`]'s `Display`, which
-/// omits the user info.
+/// omits the user info and masks secret parameters, and echoed input is masked the same way
+/// ([`crate::url::secret`]).
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -14,14 +15,14 @@ pub enum Error {
     InvalidUrl {
         /// What is wrong.
         reason: &'static str,
-        /// The offending input, truncated to 256 characters (credentials are not masked here:
-        /// the input is only echoed for malformed text that never parsed into a URL).
+        /// The offending input, truncated to 256 characters, with its password and secret
+        /// parameters masked ([`crate::url::secret::redact`]).
         input: String,
     },
     /// A malformed `%` escape (truncated, or not hexadecimal).
     #[error("malformed percent escape in {input:?}")]
     InvalidEscape {
-        /// The offending input, truncated to 256 characters.
+        /// The offending input, truncated to 256 characters, secrets masked.
         input: String,
     },
     /// A registry address was empty or unusable.
@@ -45,6 +46,10 @@ pub enum Error {
     /// A local I/O problem (cache file).
     #[error("i/o error: {0}")]
     Io(String),
+    /// A rule document passed a limit of [`crate::rule_yaml::YamlLimits`] (size, nesting,
+    /// aliases, expanded size) and was not read.
+    #[error("rule refused: {0}")]
+    RuleLimit(String),
 }
 
 impl Error {
@@ -60,7 +65,10 @@ impl Error {
     pub fn is_invalid_input(&self) -> bool {
         matches!(
             self,
-            Error::InvalidUrl { .. } | Error::InvalidEscape { .. } | Error::InvalidAddress(_)
+            Error::InvalidUrl { .. }
+                | Error::InvalidEscape { .. }
+                | Error::InvalidAddress(_)
+                | Error::RuleLimit(_)
         )
     }
 
@@ -84,10 +92,12 @@ impl From<std::io::Error> for Error {
     }
 }
 
+/// The first 256 characters of `s` (secrets masked first, so a cut cannot expose half of one).
 fn truncate(s: &str) -> String {
+    let s = crate::url::secret::redact(s);
     match s.char_indices().nth(256) {
         Some((i, _)) => format!("{}...", &s[..i]),
-        None => s.to_owned(),
+        None => s.into_owned(),
     }
 }
 

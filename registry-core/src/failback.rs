@@ -13,8 +13,10 @@
 //!   cannot fix it) and never retried.
 //! - **Cache file** ([`crate::cache_file`]): every notification marks the cache dirty; a
 //!   background task saves it 500 ms later (debounced, off the notify path; `save.file=true`
-//!   saves without the delay). When `subscribe` fails and the cache has URLs for the consumer,
-//!   they are published first.
+//!   saves without the delay), and at most once per `file-save-interval` ms (default 1000)
+//!   while the registry churns: changes in between are coalesced and the latest state is
+//!   always written (a failed save is tried again after the interval). When `subscribe` fails
+//!   and the cache has URLs for the consumer, they are published first.
 //! - **Recovery.** [`FailbackRegistry::recover`] re-registers every registered URL and retries
 //!   every subscription that has not succeeded yet. It runs automatically whenever
 //!   [`RegistryBackend::session_generation`] changes (a new session lost the ephemeral nodes);
@@ -46,6 +48,9 @@ use crate::url::Url;
 /// Debounce of cache-file saves.
 pub const CACHE_SAVE_DELAY: Duration = Duration::from_millis(500);
 
+/// Least time between two cache-file saves (registry param `file-save-interval`, ms).
+pub const CACHE_SAVE_INTERVAL: Duration = Duration::from_millis(1000);
+
 /// Wraps a [`RegistryBackend`] into a [`Registry`] with failback semantics (module docs).
 #[derive(Debug)]
 pub struct FailbackRegistry<B: RegistryBackend> {
@@ -60,6 +65,9 @@ struct Shared<B> {
     cache: Option<Arc<CacheFile>>,
     cache_dirty: Arc<Notify>,
     save_delay: Duration,
+    save_interval: Duration,
+    /// The last save failed: the next one writes even if nothing changed since.
+    cache_failed: std::sync::atomic::AtomicBool,
     state: Mutex<State>,
     stop: CancellationToken,
     /// Background work not yet started (no runtime at construction time).
@@ -110,6 +118,11 @@ impl<B: RegistryBackend> FailbackRegistry<B> {
             } else {
                 CACHE_SAVE_DELAY
             },
+            save_interval: url
+                .param("file-save-interval")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map_or(CACHE_SAVE_INTERVAL, Duration::from_millis),
+            cache_failed: std::sync::atomic::AtomicBool::new(false),
             backend,
             state: Mutex::new(State::default()),
             stop: CancellationToken::new(),
@@ -194,19 +207,29 @@ impl<B: RegistryBackend> Shared<B> {
             let weak = Arc::downgrade(self);
             let stop = self.stop.clone();
             let dirty = self.cache_dirty.clone();
-            let delay = self.save_delay;
+            let (delay, interval) = (self.save_delay, self.save_interval);
             rt.spawn(async move {
+                let mut last: Option<tokio::time::Instant> = None;
                 loop {
                     tokio::select! {
                         _ = stop.cancelled() => return,
                         _ = dirty.notified() => {}
                     }
+                    // Debounce, then keep to one save per interval: what changes meanwhile
+                    // leaves the notification set and is written by the next save.
+                    let mut at = tokio::time::Instant::now() + delay;
+                    if let Some(l) = last {
+                        at = at.max(l + interval);
+                    }
                     tokio::select! {
                         _ = stop.cancelled() => return,
-                        _ = tokio::time::sleep(delay) => {}
+                        _ = tokio::time::sleep_until(at) => {}
                     }
                     let Some(me) = weak.upgrade() else { return };
-                    me.save_cache().await;
+                    last = Some(tokio::time::Instant::now());
+                    if !me.save_cache().await {
+                        dirty.notify_one();
+                    }
                 }
             });
         }
@@ -219,9 +242,10 @@ impl<B: RegistryBackend> Shared<B> {
     }
 
     /// Copies the last notified lists into the cache and writes the file if anything changed.
-    async fn save_cache(&self) {
+    /// Returns false when the write failed (to be tried again).
+    async fn save_cache(&self) -> bool {
         let Some(cache) = self.cache.clone() else {
-            return;
+            return true;
         };
         let lists: Vec<(Url, Vec<Url>)> = {
             let mut st = self.state.lock();
@@ -245,14 +269,24 @@ impl<B: RegistryBackend> Shared<B> {
                 changed |= cache.update(consumer, urls);
             }
         }
-        if changed {
-            let r = tokio::task::spawn_blocking(move || cache.save()).await;
-            match r {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::warn!(error = %e, "registry cache file not saved"),
-                Err(e) => tracing::warn!(error = %e, "registry cache save task failed"),
-            }
+        if !changed && !self.cache_failed.load(std::sync::atomic::Ordering::Acquire) {
+            return true;
         }
+        let r = tokio::task::spawn_blocking(move || cache.save()).await;
+        let ok = match r {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "registry cache file not saved; trying again later");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "registry cache save task failed");
+                false
+            }
+        };
+        self.cache_failed
+            .store(!ok, std::sync::atomic::Ordering::Release);
+        ok
     }
 
     fn check_for(&self, url: &Url) -> bool {

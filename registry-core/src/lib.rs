@@ -18,6 +18,7 @@
 //! - the dynamic-configuration contract [`ConfigCenter`] ([`config_center`]: get and an ordered
 //!   watch of a key in a group, like Dubbo's DynamicConfiguration) and its in-process
 //!   [`MemoryConfigCenter`];
+//! - the bounded YAML reader every config-centre rule kind goes through ([`rule_yaml`]);
 //! - [`MemoryRegistry`] (`memory://`, [`memory::connect`]), an in-process registry with the
 //!   same semantics, built as a [`RegistryBackend`] inside [`FailbackRegistry`].
 //!
@@ -38,6 +39,7 @@ pub mod metrics;
 pub mod notify;
 pub mod registry;
 pub mod retry;
+pub mod rule_yaml;
 pub mod subscription;
 pub mod url;
 

@@ -84,9 +84,130 @@ fn urls_round_trip_through_the_file() {
     for (a, b) in back.iter().zip(&urls) {
         assert_eq!(a.to_full_string(), b.to_full_string());
     }
-    // No temporary files are left behind.
-    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
-    assert_eq!(names.len(), 1);
+    // No temporary files are left behind (the lock file, as Dubbo's, stays).
+    let mut names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["registry.cache", "registry.cache.lock"]);
+}
+
+/// The file lists every provider a consumer knows: it is private (0600) however the umask is
+/// set, and so is the lock file.
+#[cfg(unix)]
+#[test]
+fn the_file_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("private.cache");
+    let consumer = Url::parse("consumer://10.0.0.9/S?interface=S").unwrap();
+    let c = CacheFile::open(&path);
+    c.update(
+        &consumer,
+        &[Url::parse("dubbo://10.0.0.1:20880/S").unwrap()],
+    );
+    c.save().unwrap();
+    for p in [path.clone(), dir.path().join("private.cache.lock")] {
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}: {mode:o}", p.display());
+    }
+}
+
+/// Someone who can write the directory plants links under the temporary names a save could
+/// use (the old scheme was `.<file>.<pid>.<n>.tmp`): a save never writes through them.
+#[cfg(unix)]
+#[test]
+fn a_save_never_follows_a_planted_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("target.cache");
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    for n in 0..64 {
+        std::os::unix::fs::symlink(
+            &victim,
+            dir.path()
+                .join(format!(".target.cache.{}.{n}.tmp", std::process::id())),
+        )
+        .unwrap();
+    }
+    let consumer = Url::parse("consumer://10.0.0.9/S?interface=S").unwrap();
+    let c = CacheFile::open(&path);
+    for i in 0..64 {
+        c.update(
+            &consumer,
+            &[Url::parse(&format!("dubbo://10.0.0.{i}:20880/S")).unwrap()],
+        );
+        c.save().unwrap();
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert!(!std::fs::symlink_metadata(&path)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+/// Two consumers (processes) sharing one file: with the lock (the default) each save keeps the
+/// other's entries as they are on disk; without it the last writer wins with its own view.
+#[test]
+fn processes_sharing_a_file_keep_each_others_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.cache");
+    let a = Url::parse("consumer://10.0.0.9/A?interface=A").unwrap();
+    let b = Url::parse("consumer://10.0.0.9/B?interface=B").unwrap();
+    let one = CacheFile::open(&path);
+    let two = CacheFile::open(&path);
+    one.update(&a, &[Url::parse("dubbo://10.0.0.1:20880/A").unwrap()]);
+    one.save().unwrap();
+    two.update(&b, &[Url::parse("dubbo://10.0.0.2:20880/B").unwrap()]);
+    two.save().unwrap();
+    one.update(&a, &[Url::parse("dubbo://10.0.0.3:20880/A").unwrap()]);
+    one.save().unwrap();
+    let back = CacheFile::open(&path);
+    assert_eq!(
+        back.urls_for(&a)[0].address().as_deref(),
+        Some("10.0.0.3:20880")
+    );
+    assert_eq!(
+        back.urls_for(&b)[0].address().as_deref(),
+        Some("10.0.0.2:20880")
+    );
+
+    // file-lock=false: no lock file, the last writer's view.
+    let solo = dir.path().join("solo.cache");
+    let one = CacheFile::open(&solo).with_lock(false);
+    let two = CacheFile::open(&solo).with_lock(false);
+    one.update(&a, &[Url::parse("dubbo://10.0.0.1:20880/A").unwrap()]);
+    one.save().unwrap();
+    two.update(&b, &[Url::parse("dubbo://10.0.0.2:20880/B").unwrap()]);
+    two.save().unwrap();
+    assert!(CacheFile::open(&solo).urls_for(&a).is_empty());
+    assert!(!dir.path().join("solo.cache.lock").exists());
+}
+
+/// A lock held by another process for longer than the wait fails the save, with a clear
+/// error (the next save tries again).
+#[test]
+fn a_lock_held_elsewhere_fails_the_save_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("held.cache");
+    let holder = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(dir.path().join("held.cache.lock"))
+        .unwrap();
+    holder.lock().unwrap();
+    let c = CacheFile::open(&path);
+    c.update(
+        &Url::parse("consumer://10.0.0.9/S?interface=S").unwrap(),
+        &[Url::parse("dubbo://10.0.0.1:20880/S").unwrap()],
+    );
+    let e = c.save().unwrap_err();
+    assert!(e.to_string().contains("locked by another process"), "{e}");
+    assert!(e.is_retryable());
+    holder.unlock().unwrap();
+    c.save().unwrap();
+    assert_eq!(c.saves(), 1);
 }
 
 #[test]

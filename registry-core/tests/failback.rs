@@ -354,3 +354,43 @@ async fn cache_file_feeds_a_failed_subscribe_and_is_saved_debounced() {
     let found = r2.lookup(&consumer("&group=g")).await.unwrap();
     assert_eq!(found.len(), 1);
 }
+
+/// While the registry churns, the cache file is written at most once per
+/// `file-save-interval`, and the last state is always the one on disk.
+#[tokio::test(start_paused = true)]
+async fn cache_saves_are_rate_limited_and_end_with_the_last_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("churn.cache");
+    let reg_url = format!(
+        "zookeeper://127.0.0.1:2181?file={}&file-save-interval=1000",
+        file.display()
+    );
+    let (r, st) = fake(&reg_url);
+    let _sub = r.subscribe(&consumer("&group=g")).await.unwrap();
+    // 500 lists over 5 s of churn (a new provider port every 10 ms).
+    for i in 0..500u16 {
+        let u = provider(30000 + i).with_param("group", "g");
+        for p in st.publishers.lock().iter() {
+            p.publish("providers", vec![u.clone()].into());
+        }
+        advance(Duration::from_millis(10)).await;
+        tokio::task::yield_now().await;
+    }
+    // Let the last save happen (interval + debounce), waiting for the blocking writes.
+    for _ in 0..100 {
+        advance(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.contains("10.0.0.1\\:30499") {
+            break;
+        }
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("10.0.0.1\\:30499"), "the last state: {text}");
+    // One per second at most (the 500 ms debounce alone would allow ten).
+    let saves = r.cache_file().unwrap().saves();
+    assert!(
+        (1..=7).contains(&saves),
+        "{saves} saves for 5 s of churn at one per second"
+    );
+}

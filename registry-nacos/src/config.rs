@@ -39,7 +39,8 @@ pub const DEFAULT_SCAN_INTERVAL: Duration = Duration::from_secs(30);
 /// Default timeout of one HTTP request.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_millis(3000);
 
-/// A secret string (password, access token): `Debug` and `Display` print `***`.
+/// A secret string (password, access token): `Debug` and `Display` print the mask of
+/// [`registry_core::url::secret::MASK`], as every shown secret.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(Arc<str>);
 
@@ -57,13 +58,13 @@ impl Secret {
 
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
+        f.write_str(registry_core::url::secret::MASK)
     }
 }
 
 impl fmt::Display for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
+        f.write_str(registry_core::url::secret::MASK)
     }
 }
 

@@ -34,6 +34,10 @@ pub struct ZkConfig {
     pub check: bool,
     /// `enable-empty-protection` (default false): never publish an empty providers list.
     pub empty_protection: bool,
+    /// `subscribe.create-paths` (default true, as Dubbo's consumer does): create the watched
+    /// category directories as persistent nodes. `false` subscribes without writing anything
+    /// (a persistent watch needs no node; a missing path lists as empty).
+    pub create_paths: bool,
 }
 
 impl ZkConfig {
@@ -73,6 +77,7 @@ impl ZkConfig {
             digest,
             check: url.param_bool("check", true),
             empty_protection: url.param_bool("enable-empty-protection", false),
+            create_paths: url.param_bool("subscribe.create-paths", true),
         })
     }
 
@@ -92,6 +97,7 @@ impl fmt::Debug for ZkConfig {
             .field("digest", &self.digest.as_ref().map(|_| "<redacted>"))
             .field("check", &self.check)
             .field("empty_protection", &self.empty_protection)
+            .field("create_paths", &self.create_paths)
             .finish()
     }
 }

@@ -392,15 +392,16 @@ fn connected<'a>(shared: &Shared, conn: &'a ConnState) -> Result<&'a Client> {
     }
 }
 
-/// Ensures the persistent directory `path` exists (`/` always does), then adds a persistent
-/// watch of `mode` on it: the step before every (re-)list.
+/// Ensures the persistent directory `path` exists (`/` always does; not with
+/// `subscribe.create-paths=false`, which writes nothing), then adds a persistent watch of
+/// `mode` on it: the step before every (re-)list.
 async fn dir_and_watch(
     client: &Client,
     shared: &Shared,
     path: &str,
     mode: AddWatchMode,
 ) -> Result<PersistentWatcher> {
-    if path != "/" {
+    if path != "/" && shared.cfg.create_paths {
         client
             .mkdir(path, &CreateMode::Persistent.with_acls(shared.acls()))
             .await

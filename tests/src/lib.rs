@@ -8,10 +8,13 @@
 //! the Java nacos-client), installed by `scripts/peers/*.sh`.
 
 pub mod contract;
+pub mod hostile;
 pub mod nacos;
+pub mod peak_rss;
 pub mod peers;
 pub mod proxy;
 pub mod recording;
+pub mod stalled;
 
 use std::collections::BTreeSet;
 use std::future::Future;

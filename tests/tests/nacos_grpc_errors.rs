@@ -44,6 +44,8 @@ struct Script {
     registers: AtomicU64,
     subscribes: AtomicU64,
     connections: AtomicU64,
+    /// While set, the bi-streams stop reading what the client sends (its replies back up).
+    deaf: AtomicBool,
     /// (type, requestId) of every reply the client sent on a stream.
     acks: Mutex<Vec<(String, String)>>,
     /// The setup message of the last stream.
@@ -334,8 +336,9 @@ async fn handle(
     let (tx, mut rx) = mpsc::unbounded_channel();
     sc.streams.lock().unwrap().push(tx);
     loop {
+        let deaf = sc.deaf.load(Ordering::SeqCst);
         tokio::select! {
-            chunk = body.data() => {
+            chunk = body.data(), if !deaf => {
                 let Some(Ok(chunk)) = chunk else { return };
                 let _ = body.flow_control().release_capacity(chunk.len());
                 buf.extend_from_slice(&chunk);
@@ -357,6 +360,7 @@ async fn handle(
                     }
                 }
             }
+            _ = tokio::time::sleep(Duration::from_millis(50)), if deaf => {}
             p = rx.recv() => match p {
                 Some(Some(p)) => { let _ = send.send_data(frame(&p), false); }
                 Some(None) => { send.send_reset(h2::Reason::INTERNAL_ERROR); return; }
@@ -430,6 +434,42 @@ async fn pushes_are_acked_and_bad_ones_lose_nothing() {
     fake.script.push(Some(push_request("81", &[])));
     w.until_no_providers("empty", T).await;
     assert_eq!(fake.script.connections.load(Ordering::SeqCst), 1);
+    r.destroy().await;
+}
+
+/// A server that stops reading its stream while it keeps sending requests: the client's
+/// replies back up, and the session gives up on the stream after the request timeout instead
+/// of waiting forever, connects again, keeps the list and takes pushes on the new stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_reading_its_stream_cannot_hold_the_session() {
+    let fake = Fake::start().await;
+    *fake.script.hosts.lock().unwrap() = vec![20001];
+    let r = nacos_registry(&fake.url("")).unwrap();
+    let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
+    w.until("seeded from the subscribe reply", T, |w| {
+        w.addresses("providers").len() == 1
+    })
+    .await;
+    fake.script.deaf.store(true, Ordering::SeqCst);
+    for i in 0..4000 {
+        let body = format!(r#"{{"requestId":"d{i}","module":"internal"}}"#);
+        fake.script
+            .push(Some(payload("ClientDetectionRequest", body.as_bytes())));
+    }
+    let subscribes = fake.script.subscribes.load(Ordering::SeqCst);
+    tests::eventually("a new connection that subscribes again", T, || async {
+        (fake.script.connections.load(Ordering::SeqCst) >= 2
+            && fake.script.subscribes.load(Ordering::SeqCst) > subscribes)
+            .then_some(())
+    })
+    .await;
+    fake.script.deaf.store(false, Ordering::SeqCst);
+    assert_eq!(w.addresses("providers").len(), 1, "the list is kept");
+    fake.script.push(Some(push_request("90", &[20001, 20002])));
+    w.until("a push on the new stream", T, |w| {
+        w.addresses("providers").len() == 2
+    })
+    .await;
     r.destroy().await;
 }
 

@@ -11,7 +11,10 @@
 //!   names another application and a rule under another application's key change nothing;
 //! - a tag rule sends tagged calls to the tagged provider and untagged calls elsewhere;
 //! - an override rule disables a provider and changes another one's timeout; deleting it
-//!   restores both.
+//!   restores both;
+//! - hostile rules (a "billion laughs" document, a block sequence nested 10,000 levels deep)
+//!   present when the consumer starts, and published to the running consumer, for every rule
+//!   kind: refused, the consumer keeps serving its providers with the last good rule.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,6 +29,7 @@ use invoker::rpc::{Invocation, SharedInvoker};
 use registry_core::config_center::DEFAULT_CONFIG_GROUP;
 use registry_core::{MemoryConfigCenter, MemoryRegistry, Registry, SharedConfigCenter, Url};
 use tests::contract::provider_url;
+use tests::hostile::{billion_laughs, deep_sequence};
 use tests::recording::RecordingFactory;
 
 const T: Duration = Duration::from_secs(30);
@@ -220,12 +224,31 @@ async fn scenario(
         async move { ok.then_some(()) }
     })
     .await;
+    // 0. Hostile rules already in the config centre when the consumer starts: refused, and
+    // every provider is served.
+    let cfg_key = format!("{iface}::.configurators");
+    let service_key = format!("{iface}::.condition-router");
+    let tag_key = "contract-provider.tag-router";
+    writer.put(&service_key, &billion_laughs("condition")).await;
+    writer
+        .put(&cfg_key, &deep_sequence("configurators", 10_000))
+        .await;
+    writer.put(tag_key, &billion_laughs("tag")).await;
     let rules = RuleWatcher::start(cc.clone(), &dir, T).await;
+    tests::eventually("the three hostile rules were handled", T, || {
+        let ok = rules.values_seen() >= 3;
+        async move { ok.then_some(()) }
+    })
+    .await;
     let cluster = invoker::cluster::join(dir.clone());
-    assert_even(&spread(&cluster, 30, &call).await, &PORTS, 30, "no rule");
+    assert_even(
+        &spread(&cluster, 30, &call).await,
+        &PORTS,
+        30,
+        "hostile rules at start-up",
+    );
 
     // 1. An override rule: disable 20992, timeout 1234 on 20991.
-    let cfg_key = format!("{iface}::.configurators");
     let override_rule = format!(
         "configVersion: v3.0\nscope: service\nkey: {iface}\nenabled: true\nconfigs:\n  - side: consumer\n    addresses: [0.0.0.0]\n    providerAddresses: [\"127.0.0.1:20992\"]\n    parameters:\n      disabled: true\n  - side: consumer\n    addresses: [0.0.0.0]\n    providerAddresses: [\"127.0.0.1:20991\"]\n    parameters:\n      timeout: 1234\n"
     );
@@ -268,7 +291,6 @@ async fn scenario(
         "override deleted",
     );
 
-    let service_key = format!("{iface}::.condition-router");
     // 2. A condition rule sends every sayHello to the first provider.
     let to_a = condition_rule(iface, "method = sayHello => port = 20991");
     write(writer, &rules, &service_key, Some(&to_a)).await;
@@ -331,7 +353,6 @@ async fn scenario(
     assert_even(&spread(&cluster, 30, &call).await, &PORTS, 30, "other app");
 
     // 6. A tag rule of the provider application.
-    let tag_key = "contract-provider.tag-router";
     let tag = "configVersion: v3.0\nforce: false\nenabled: true\nkey: contract-provider\ntags:\n  - name: gray\n    addresses: [\"127.0.0.1:20993\"]\n";
     write(writer, &rules, tag_key, Some(tag)).await;
     let gray = Invocation::new("sayHello").with_attachment("dubbo.tag", "gray");
@@ -346,6 +367,33 @@ async fn scenario(
         "untagged call avoids gray"
     );
     write(writer, &rules, tag_key, None).await;
+    assert_eq!(ports(&dir, &call), PORTS);
+
+    // 7. Hostile rules published to the running consumer, for every kind: refused, the last
+    // good rule stays and the providers are served.
+    write(writer, &rules, &service_key, Some(&to_a)).await;
+    assert_eq!(ports(&dir, &call), [20991]);
+    for (key, kind) in [
+        (service_key.as_str(), "condition"),
+        (tag_key, "tag"),
+        (cfg_key.as_str(), "configurators"),
+    ] {
+        for text in [billion_laughs(kind), deep_sequence(kind, 10_000)] {
+            write(writer, &rules, key, Some(&text)).await;
+            assert_eq!(
+                ports(&dir, &call),
+                [20991],
+                "hostile {kind} rule under {key}"
+            );
+            assert_eq!(
+                spread(&cluster, 6, &call).await,
+                BTreeMap::from([(20991, 6)])
+            );
+        }
+    }
+    for key in [service_key.as_str(), tag_key, cfg_key.as_str()] {
+        write(writer, &rules, key, None).await;
+    }
     assert_eq!(ports(&dir, &call), PORTS);
 
     drop(rules);

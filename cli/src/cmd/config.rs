@@ -13,6 +13,9 @@ use clap::{Args as ClapArgs, Subcommand};
 use registry_core::config_center::DEFAULT_CONFIG_GROUP;
 
 use crate::config_factory;
+use crate::registry_factory::RegistrySource;
+use crate::safe_text::escape_keep_lines;
+use registry_core::url::secret::redact;
 
 /// Arguments of `config`.
 #[derive(Debug, ClapArgs)]
@@ -27,9 +30,16 @@ pub struct Args {
 
 #[derive(Debug, ClapArgs)]
 struct Target {
-    /// Registry URL (zookeeper://, nacos://, memory://); its config centre is used.
+    /// The registry URL (zookeeper://, nacos://, memory://), whose config centre is used (may
+    /// be left out: --registry-file or $DUBBO_REGISTRY), and the rule key, e.g.
+    /// `com.foo.Svc::.condition-router`.
+    #[arg(value_names = ["REGISTRY", "KEY"], num_args = 1..=2, required = true)]
+    args: Vec<String>,
+    #[command(flatten)]
+    source: RegistrySource,
+    #[arg(skip)]
     registry: String,
-    /// The rule key, e.g. `com.foo.Svc::.condition-router`.
+    #[arg(skip)]
     key: String,
     /// Config group.
     #[arg(long, default_value = DEFAULT_CONFIG_GROUP)]
@@ -68,6 +78,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(run_async(a))
 }
 
+impl Target {
+    /// Sets `registry` and `key` from the arguments.
+    fn resolve(&mut self) -> anyhow::Result<()> {
+        let (registry, rest) = self.source.split(self.args.clone(), 1)?;
+        self.registry = registry;
+        self.key = rest.into_iter().next().unwrap_or_default();
+        Ok(())
+    }
+}
+
 async fn center(t: &Target) -> anyhow::Result<registry_core::SharedConfigCenter> {
     config_factory::for_registry(
         &t.registry,
@@ -78,18 +98,19 @@ async fn center(t: &Target) -> anyhow::Result<registry_core::SharedConfigCenter>
     .ok_or_else(|| {
         anyhow!(
             "{} has use-as-config-center=false; pass --config-center URL",
-            t.registry
+            redact(&t.registry)
         )
     })
 }
 
 async fn run_async(a: Args) -> anyhow::Result<ExitCode> {
     match a.op {
-        Op::Get(t) => {
+        Op::Get(mut t) => {
+            t.resolve()?;
             let cc = center(&t).await?;
             match cc.get(&t.key, &t.group).await? {
                 Some(v) => {
-                    print!("{v}");
+                    print!("{}", escape_keep_lines(&v));
                     if !v.ends_with('\n') {
                         println!();
                     }
@@ -101,12 +122,16 @@ async fn run_async(a: Args) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        Op::Watch(t) => {
+        Op::Watch(mut t) => {
+            t.resolve()?;
             let cc = center(&t).await?;
+            // One listener for the whole loop: a Ctrl-C between two values is not lost.
+            let mut interrupt = super::Interrupt::install().await;
             let mut w = cc.watch(&t.key, &t.group).await?;
             loop {
                 let next = tokio::select! {
-                    _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+                    biased;
+                    _ = interrupt.wait() => return Ok(ExitCode::SUCCESS),
                     v = w.next() => v,
                 };
                 match next {
@@ -114,7 +139,7 @@ async fn run_async(a: Args) -> anyhow::Result<ExitCode> {
                     Some(None) => println!("--- {} <deleted>", t.key),
                     Some(Some(v)) => {
                         println!("--- {}", t.key);
-                        print!("{v}");
+                        print!("{}", escape_keep_lines(&v));
                         if !v.ends_with('\n') {
                             println!();
                         }
@@ -123,10 +148,11 @@ async fn run_async(a: Args) -> anyhow::Result<ExitCode> {
             }
         }
         Op::Put {
-            target,
+            mut target,
             value,
             file,
         } => {
+            target.resolve()?;
             let text = match (value, file.as_deref()) {
                 (Some(v), _) => v,
                 (None, Some(f)) if f != "-" => {
@@ -145,7 +171,8 @@ async fn run_async(a: Args) -> anyhow::Result<ExitCode> {
             eprintln!("wrote {} (group {})", target.key, target.group);
             Ok(ExitCode::SUCCESS)
         }
-        Op::Delete(t) => {
+        Op::Delete(mut t) => {
+            t.resolve()?;
             let cc = center(&t).await?;
             cc.remove(&t.key, &t.group).await?;
             eprintln!("deleted {} (group {})", t.key, t.group);

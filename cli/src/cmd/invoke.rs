@@ -9,6 +9,10 @@
 //!   inferred ([`protocol_dubbo::infer_java_types`]). A normal call (method + descriptor), or
 //!   `$invoke` with `--generic`.
 //! - Exit codes: 0 result, 1 business exception thrown by the provider, 2 RPC or usage error.
+//! - Limits on what a provider may send ([`LimitArgs`]): the largest `payload` a provider URL
+//!   may set, and the Hessian2 decoder's depth and memory budget; a result over them is a
+//!   serialization error (exit 2) that names the limit. Results print as they are written
+//!   (no copy of the whole text in memory).
 //!
 //! Protocol-neutral: providers are referred through [`ProtocolFactory`], a small `protocol ->
 //! InvokerFactory` table ([`protocols`]); another protocol plugs in with one entry there.
@@ -26,6 +30,8 @@ use registry_core::Url;
 use serde_json::{json, Value};
 
 use crate::registry_factory::{self, REGISTRY_URL_HELP};
+use crate::safe_text::{escape, escape_keep_lines};
+use registry_core::url::secret::redact;
 
 /// Registry URL schemes (anything else is a provider URL).
 const REGISTRY_PROTOCOLS: &[&str] = &["zookeeper", "nacos", "memory"];
@@ -36,14 +42,23 @@ const DEFAULT_RETRIES: i64 = 2;
 #[derive(Debug, clap::Args)]
 #[command(after_help = REGISTRY_URL_HELP)]
 pub struct Args {
-    /// A registry URL (zookeeper://127.0.0.1:2181, nacos://127.0.0.1:8848, ...) or a provider
-    /// URL `dubbo://host:port[/SERVICE][?params]`.
+    /// TARGET: a registry URL (zookeeper://127.0.0.1:2181, nacos://127.0.0.1:8848, ...) or a
+    /// provider URL `dubbo://host:port[/SERVICE][?params]`; when the first argument is not a
+    /// URL, TARGET is left out and the registry comes from --registry-file or
+    /// $DUBBO_REGISTRY. SERVICE: the service interface, e.g.
+    /// org.apache.dubbo.demo.DemoService. METHOD: the method name. ARGS_JSON: the arguments,
+    /// a JSON array (default []).
+    #[arg(value_names = ["TARGET", "SERVICE", "METHOD", "ARGS_JSON"], num_args = 2..=4, required = true)]
+    positional: Vec<String>,
+    #[command(flatten)]
+    source: registry_factory::RegistrySource,
+    #[arg(skip)]
     target: String,
-    /// The service interface, e.g. org.apache.dubbo.demo.DemoService.
+    #[arg(skip)]
     service: String,
-    /// The method name.
+    #[arg(skip)]
     method: String,
-    /// The arguments, a JSON array (default []).
+    #[arg(skip)]
     args_json: Option<String>,
     /// Java parameter types in order: java.lang.String, int, long, double, boolean,
     /// java.util.List, java.util.Map or a class name (default: inferred from the JSON).
@@ -89,6 +104,39 @@ pub struct Args {
     /// Triple (`tri://`) options (`--proto`).
     #[command(flatten)]
     triple: super::invoke_triple::TripleArgs,
+    /// Limits on what providers may send.
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Limits on what providers may send (both protocols).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// The largest body a provider URL may set with `payload` (bytes): a URL may lower the
+    /// limit, not raise it past this (default: Dubbo's 8 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = protocol_dubbo::frame::DEFAULT_PAYLOAD)]
+    pub max_payload: usize,
+    /// Memory a decoded Hessian2 result (and its JSON form) may take per byte of body.
+    #[arg(long, value_name = "N", default_value_t = hessian2::Limits::DEFAULT.memory_per_byte)]
+    pub decode_memory_per_byte: usize,
+    /// Memory a decoded Hessian2 result may take whatever the body size (bytes).
+    #[arg(long, value_name = "BYTES", default_value_t = hessian2::Limits::DEFAULT.min_memory)]
+    pub decode_min_memory: usize,
+    /// Deepest nesting of lists, maps and objects a Hessian2 result may have.
+    #[arg(long, value_name = "N", default_value_t = hessian2::Limits::DEFAULT.max_depth)]
+    pub decode_max_depth: usize,
+}
+
+impl LimitArgs {
+    /// The Hessian2 decoder's limits.
+    pub fn hessian(&self) -> hessian2::Limits {
+        hessian2::Limits {
+            max_depth: self.decode_max_depth,
+            memory_per_byte: self.decode_memory_per_byte,
+            min_memory: self.decode_min_memory,
+            ..hessian2::Limits::DEFAULT
+        }
+    }
 }
 
 /// `protocol -> InvokerFactory`: refers each provider URL through the factory of its protocol.
@@ -100,11 +148,16 @@ pub struct ProtocolFactory {
 /// The protocols `invoke` can call (`tri` per `--proto`: IDL mode, else wrapper mode).
 pub fn protocols(a: &Args) -> anyhow::Result<ProtocolFactory> {
     let mut factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>> = BTreeMap::new();
+    let dubbo = protocol_dubbo::DubboInvokerFactory::with_options(protocol_dubbo::DubboOptions {
+        max_payload: a.limits.max_payload,
+        hessian: a.limits.hessian(),
+        ..protocol_dubbo::DubboOptions::default()
+    });
+    factories.insert("dubbo", Arc::new(dubbo));
     factories.insert(
-        "dubbo",
-        Arc::new(protocol_dubbo::DubboInvokerFactory::new()),
+        "tri",
+        super::invoke_triple::factory(&a.triple, &a.service, &a.limits)?,
     );
-    factories.insert("tri", super::invoke_triple::factory(&a.triple, &a.service)?);
     Ok(ProtocolFactory { factories })
 }
 
@@ -124,11 +177,39 @@ impl InvokerFactory for ProtocolFactory {
                 RpcErrorCode::Unknown,
                 format!(
                     "unsupported protocol {p:?} of provider {} (supported: {})",
-                    provider.to_identity_string(),
+                    provider.to_masked_identity_string(),
                     self.names().join(", ")
                 ),
             )),
         }
+    }
+}
+
+impl Args {
+    /// Sets TARGET, SERVICE, METHOD and ARGS_JSON from the positional arguments: TARGET is
+    /// the first when it is a URL (`://`), else the registry of `--registry-file` or
+    /// `$DUBBO_REGISTRY`.
+    fn resolve(&mut self) -> anyhow::Result<()> {
+        let mut rest = self.positional.clone();
+        if rest.first().is_some_and(|p| p.contains("://")) {
+            if self.source.file.is_some() {
+                bail!("the registry is given twice: as TARGET and by --registry-file");
+            }
+            self.target = rest.remove(0);
+        } else {
+            self.target = self.source.read()?;
+        }
+        let mut it = rest.into_iter();
+        let (Some(service), Some(method)) = (it.next(), it.next()) else {
+            bail!("expected [TARGET] SERVICE METHOD [ARGS_JSON]");
+        };
+        self.service = service;
+        self.method = method;
+        self.args_json = it.next();
+        if it.next().is_some() {
+            bail!("expected [TARGET] SERVICE METHOD [ARGS_JSON]: too many arguments");
+        }
+        Ok(())
     }
 }
 
@@ -222,8 +303,8 @@ fn consumer_url(a: &Args) -> Url {
 }
 
 fn provider_url(a: &Args) -> anyhow::Result<Url> {
-    let mut u =
-        Url::parse(&a.target).with_context(|| format!("invalid provider URL {:?}", a.target))?;
+    let mut u = Url::parse(&a.target)
+        .map_err(|e| anyhow!("invalid provider URL {:?}: {e}", redact(&a.target)))?;
     if u.path().is_none_or(str::is_empty) {
         u = u.with_path(&a.service);
     }
@@ -293,7 +374,13 @@ async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
         },
     )
     .await
-    .map_err(|e| anyhow!("subscribe to {} in {} failed: {e}", a.service, a.target))?;
+    .map_err(|e| {
+        anyhow!(
+            "subscribe to {} in {} failed: {e}",
+            a.service,
+            redact(&a.target)
+        )
+    })?;
     dir.wait_ready().await;
     let invoker = cluster::join(dir.clone() as Arc<dyn Directory>);
     Ok(Opened {
@@ -307,9 +394,13 @@ async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
 
 fn open_direct(a: &Args) -> anyhow::Result<Opened> {
     let url = provider_url(a)?;
-    let invoker = protocols(a)?
-        .refer(&url)
-        .map_err(|e| anyhow!("cannot refer {}: {}", url.to_identity_string(), e.message))?;
+    let invoker = protocols(a)?.refer(&url).map_err(|e| {
+        anyhow!(
+            "cannot refer {}: {}",
+            url.to_masked_identity_string(),
+            e.message
+        )
+    })?;
     Ok(Opened {
         invoker,
         provider: url.address(),
@@ -409,9 +500,11 @@ async fn load(
 }
 
 /// Runs the call and prints its outcome; exit 0/1/2.
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.resolve()?;
     let inv = invocation(&a)?;
-    let target = Url::parse(&a.target).with_context(|| format!("invalid TARGET {:?}", a.target))?;
+    let target = Url::parse(&a.target)
+        .map_err(|e| anyhow!("invalid TARGET {:?}: {e}", redact(&a.target)))?;
     let is_registry = target
         .protocol()
         .is_some_and(|p| REGISTRY_PROTOCOLS.contains(&p));
@@ -473,8 +566,8 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
                 println!("{}", Value::Object(o));
             } else {
                 match &r.value {
-                    Value::String(s) => println!("{s}"),
-                    v => println!("{}", serde_json::to_string_pretty(v).unwrap_or_default()),
+                    Value::String(s) => println!("{}", escape_keep_lines(s)),
+                    v => print_pretty(v),
                 }
                 eprintln!("(ok in {elapsed_ms:.1} ms)");
             }
@@ -488,15 +581,34 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
                     json!({"exception": {"class": class, "message": e.message}, "elapsed_ms": (elapsed_ms * 1000.0).round() / 1000.0})
                 );
             } else {
-                println!("exception {class}: {}", e.message);
+                println!(
+                    "exception {}: {}",
+                    escape(&class),
+                    escape_keep_lines(&e.message)
+                );
             }
             ExitCode::from(1)
         }
         Err(e) => {
-            eprintln!("error: {} {}.{}: {e}", describe(&e), a.service, a.method);
+            eprintln!(
+                "error: {} {}.{}: {}",
+                describe(&e),
+                a.service,
+                a.method,
+                escape(&e.to_string())
+            );
             ExitCode::from(2)
         }
     }
+}
+
+/// Prints `v` as pretty JSON straight to stdout (a large result is never held twice).
+fn print_pretty(v: &Value) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut out, v);
+    let _ = writeln!(out);
+    let _ = out.flush();
 }
 
 fn describe(e: &RpcError) -> &'static str {

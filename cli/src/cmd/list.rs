@@ -6,14 +6,23 @@ use std::time::Duration;
 use registry_core::Url;
 use serde_json::json;
 
-use crate::registry_factory::{self, REGISTRY_URL_HELP};
+use crate::registry_factory::{self, RegistrySource, REGISTRY_URL_HELP};
+use crate::safe_text::escape;
 
 /// Filter options shared by `list` and `watch`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Filter {
-    /// Registry URL, e.g. zookeeper://127.0.0.1:2181 (see below).
+    /// The registry URL, e.g. zookeeper://127.0.0.1:2181 (see below; may be left out), and
+    /// the interface name or full consumer:// URL.
+    #[arg(value_names = ["REGISTRY", "SERVICE"], num_args = 1..=2, required = true)]
+    args: Vec<String>,
+    #[command(flatten)]
+    source: RegistrySource,
+    /// Registry URL (set by [`Filter::resolve`]).
+    #[arg(skip)]
     pub registry: String,
-    /// Interface name or full consumer:// URL.
+    /// Interface name or full consumer:// URL (set by [`Filter::resolve`]).
+    #[arg(skip)]
     pub service: String,
     /// Group(s) to match: a name, a comma list or * (default * for an interface name).
     #[arg(long)]
@@ -30,6 +39,15 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Sets `registry` and `service` from the arguments (the registry from
+    /// [`RegistrySource`] when left out).
+    pub fn resolve(&mut self) -> anyhow::Result<()> {
+        let (registry, rest) = self.source.split(self.args.clone(), 1)?;
+        self.registry = registry;
+        self.service = rest.into_iter().next().unwrap_or_default();
+        Ok(())
+    }
+
     /// The consumer URL to subscribe with.
     pub fn consumer(&self) -> anyhow::Result<Url> {
         registry_factory::consumer_url(
@@ -68,14 +86,16 @@ struct Row {
 }
 
 /// Lists the current URLs; exit 0 (also when there are none).
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.filter.resolve()?;
     if a.route.method.is_some() {
         return super::route_view::list(&a.filter, &a.route, a.json);
     }
     let rt = super::runtime()?;
     rt.block_on(async {
         let consumer = a.filter.consumer()?;
-        let registry = registry_factory::connect(&a.filter.registry, a.filter.timeout()).await?;
+        let registry =
+            registry_factory::connect_read_only(&a.filter.registry, a.filter.timeout()).await?;
         let sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
             .await
             .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
@@ -131,11 +151,11 @@ fn print_table(rows: &[Row]) {
         .iter()
         .map(|r| {
             [
-                r.category.clone(),
-                r.url.address().unwrap_or_default(),
-                r.url.group().unwrap_or("-").to_owned(),
-                r.url.version().unwrap_or("-").to_owned(),
-                r.text.clone(),
+                escape(&r.category).into_owned(),
+                escape(&r.url.address().unwrap_or_default()).into_owned(),
+                escape(r.url.group().unwrap_or("-")).into_owned(),
+                escape(r.url.version().unwrap_or("-")).into_owned(),
+                escape(&r.text).into_owned(),
             ]
         })
         .collect();

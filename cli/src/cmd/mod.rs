@@ -24,3 +24,41 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()
         .context("tokio runtime")
 }
+
+/// Ctrl-C as a future whose signal handler is installed now rather than at its first poll: a
+/// Ctrl-C that comes before the loop first waits on it ends the loop instead of killing the
+/// process (the default action while no handler is installed).
+pub struct Interrupt {
+    fut: std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send>>,
+    fired: bool,
+}
+
+impl Interrupt {
+    /// Installs the handler.
+    pub async fn install() -> Interrupt {
+        let mut fut: std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>> =
+            Box::pin(tokio::signal::ctrl_c());
+        let fired = tokio::select! {
+            biased;
+            _ = &mut fut => true,
+            () = std::future::ready(()) => false,
+        };
+        Interrupt { fut, fired }
+    }
+
+    /// Waits for Ctrl-C (at once if it already came).
+    pub async fn wait(&mut self) {
+        if !self.fired {
+            let _ = (&mut self.fut).await;
+            self.fired = true;
+        }
+    }
+}
+
+impl std::fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupt")
+            .field("fired", &self.fired)
+            .finish()
+    }
+}

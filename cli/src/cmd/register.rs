@@ -3,19 +3,21 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
+use registry_core::url::secret::redact;
 use registry_core::Url;
 
-use crate::registry_factory::{self, REGISTRY_URL_HELP};
+use crate::registry_factory::{self, RegistrySource, REGISTRY_URL_HELP};
 
 /// Arguments of `register`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = REGISTRY_URL_HELP)]
 pub struct Args {
-    /// Registry URL, e.g. zookeeper://127.0.0.1:2181 (see below).
-    registry: String,
-    /// The URL to register, e.g. dubbo://10.0.0.1:20880/com.foo.Bar?version=1.0.
-    url: String,
+    /// The registry URL, e.g. zookeeper://127.0.0.1:2181 (see below; may be left out), and
+    /// the URL to register, e.g. dubbo://10.0.0.1:20880/com.foo.Bar?version=1.0.
+    #[arg(value_names = ["REGISTRY", "URL"], num_args = 1..=2, required = true)]
+    args: Vec<String>,
+    #[command(flatten)]
+    source: RegistrySource,
     /// Unregister and exit after this many seconds (default: until Ctrl-C).
     #[arg(long)]
     duration: Option<u64>,
@@ -26,11 +28,14 @@ pub struct Args {
 
 /// Registers, waits, unregisters.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let url = Url::parse(&a.url).with_context(|| format!("invalid URL {:?}", a.url))?;
+    let (registry, rest) = a.source.split(a.args, 1)?;
+    let text = rest.into_iter().next().unwrap_or_default();
+    let url =
+        Url::parse(&text).map_err(|e| anyhow::anyhow!("invalid URL {:?}: {e}", redact(&text)))?;
     let rt = super::runtime()?;
     rt.block_on(async {
         let timeout = Duration::from_secs(a.timeout.max(1));
-        let registry = registry_factory::connect(&a.registry, timeout).await?;
+        let registry = registry_factory::connect(&registry, timeout).await?;
         tokio::time::timeout(timeout, registry.register(&url))
             .await
             .map_err(|_| anyhow::anyhow!("register timed out after {timeout:?}"))?

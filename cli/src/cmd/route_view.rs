@@ -19,6 +19,7 @@ use registry_core::Url;
 use serde_json::json;
 
 use super::list::Filter;
+use crate::safe_text::escape;
 use crate::{config_factory, registry_factory};
 
 /// Routing options of `list` and `watch`.
@@ -79,7 +80,7 @@ struct Routed {
 
 async fn open(filter: &Filter, opts: &RouteOpts) -> anyhow::Result<Routed> {
     let consumer = consumer(filter, opts)?;
-    let registry = registry_factory::connect(&filter.registry, filter.timeout()).await?;
+    let registry = registry_factory::connect_read_only(&filter.registry, filter.timeout()).await?;
     let options = DirectoryOptions {
         register: false,
         ready_timeout: filter.timeout(),
@@ -142,7 +143,12 @@ fn print(
                     inv.method()
                 )?;
                 for u in &urls {
-                    writeln!(out, "  {}  {}", u.address().unwrap_or_default(), u)?;
+                    writeln!(
+                        out,
+                        "  {}  {}",
+                        escape(&u.address().unwrap_or_default()),
+                        escape(&u.to_string())
+                    )?;
                 }
             }
         }
@@ -150,7 +156,12 @@ fn print(
             if json {
                 writeln!(out, "{}", json!({ "error": e }))?;
             } else {
-                writeln!(out, "no provider for {}: {e}", inv.method())?;
+                writeln!(
+                    out,
+                    "no provider for {}: {}",
+                    escape(inv.method()),
+                    escape(&e)
+                )?;
             }
         }
     }
@@ -173,6 +184,8 @@ pub fn list(filter: &Filter, opts: &RouteOpts, json: bool) -> anyhow::Result<Exi
 /// `watch --method`: prints the survivors, then again whenever they change, until Ctrl-C.
 pub fn watch(filter: &Filter, opts: &RouteOpts, json: bool) -> anyhow::Result<ExitCode> {
     super::runtime()?.block_on(async {
+        // One listener for the whole command: a Ctrl-C between two ticks is not lost.
+        let mut interrupt = super::Interrupt::install().await;
         let inv = opts.invocation()?;
         let r = open(filter, opts).await?;
         let mut out = std::io::stdout();
@@ -180,7 +193,8 @@ pub fn watch(filter: &Filter, opts: &RouteOpts, json: bool) -> anyhow::Result<Ex
         let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
         loop {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => break,
+                biased;
+                _ = interrupt.wait() => break,
                 _ = tick.tick() => {}
             }
             let now = survivors(&r.dir, &inv);

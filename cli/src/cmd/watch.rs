@@ -29,7 +29,8 @@ pub struct Args {
 }
 
 /// Watches until Ctrl-C (exit 0) or until the registry ends the stream (exit 1).
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
+    a.filter.resolve()?;
     if a.route.method.is_some() {
         return super::route_view::watch(&a.filter, &a.route, a.json);
     }
@@ -41,20 +42,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn watch(a: Args) -> anyhow::Result<ExitCode> {
+    let mut interrupt = super::Interrupt::install().await;
     let consumer = a.filter.consumer()?;
-    let registry = registry_factory::connect(&a.filter.registry, a.filter.timeout()).await?;
+    let registry =
+        registry_factory::connect_read_only(&a.filter.registry, a.filter.timeout()).await?;
     let mut sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
         .await
         .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
         .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
     let mut view = View::new(a.json);
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
     let code = loop {
         let n = tokio::select! {
             biased;
+            _ = interrupt.wait() => break ExitCode::SUCCESS,
             n = sub.next() => n,
-            _ = &mut ctrl_c => break ExitCode::SUCCESS,
         };
         let Some(n) = n else {
             eprintln!("registry ended the subscription");

@@ -7,9 +7,12 @@
 //! `match.application` is ignored: Java's field is `app`).
 
 use registry_core::matching::is_match_glob_pattern;
+use registry_core::rule_yaml::Yaml;
 use registry_core::Url;
 use serde::Serialize;
-use yaml_rust2::Yaml;
+
+use crate::router::rule_regex::{RegexBudget, RuleRegex};
+use crate::router::RouterError;
 
 const ANYHOST: &str = "0.0.0.0";
 
@@ -23,9 +26,10 @@ pub struct StringMatch {
     /// Starts with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
-    /// Java `String#matches` (the whole input). An invalid pattern matches nothing.
+    /// Java `String#matches` (the whole input), compiled when the rule was parsed (an
+    /// invalid pattern refuses the rule).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub regex: Option<String>,
+    pub regex: Option<RuleRegex>,
     /// Equal to, or `*` for any present input.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wildcard: Option<String>,
@@ -47,10 +51,7 @@ impl StringMatch {
             return i.starts_with(p.as_str());
         }
         if let (Some(r), Some(i)) = (&self.regex, input) {
-            return match regex::Regex::new(&format!("^(?:{r})$")) {
-                Ok(re) => re.is_match(i),
-                Err(_) => false,
-            };
+            return r.is_match(i);
         }
         if let (Some(w), Some(i)) = (&self.wildcard, input) {
             return i == w || w == "*";
@@ -64,16 +65,20 @@ impl StringMatch {
         false
     }
 
-    fn from_yaml(y: &Yaml) -> StringMatch {
+    fn from_yaml(y: &Yaml, regexes: &mut RegexBudget) -> Result<StringMatch, RouterError> {
         let f = |k: &str| scalar(&y[k]);
-        StringMatch {
+        let regex = match f("regex") {
+            Some(r) => Some(regexes.compile(&r)?),
+            None => None,
+        };
+        Ok(StringMatch {
             exact: f("exact"),
             prefix: f("prefix"),
-            regex: f("regex"),
+            regex,
             wildcard: f("wildcard"),
             empty: f("empty"),
             noempty: f("noempty"),
-        }
+        })
     }
 }
 
@@ -135,13 +140,12 @@ impl ListStringMatch {
         self.oneof.iter().any(|m| m.is_match(input))
     }
 
-    fn from_yaml(y: &Yaml) -> ListStringMatch {
-        ListStringMatch {
-            oneof: y["oneof"]
-                .as_vec()
-                .map(|v| v.iter().map(StringMatch::from_yaml).collect())
-                .unwrap_or_default(),
+    fn from_yaml(y: &Yaml, regexes: &mut RegexBudget) -> Result<ListStringMatch, RouterError> {
+        let mut oneof = Vec::new();
+        for v in y["oneof"].as_vec().map(Vec::as_slice).unwrap_or_default() {
+            oneof.push(StringMatch::from_yaml(v, regexes)?);
         }
+        Ok(ListStringMatch { oneof })
     }
 }
 
@@ -218,32 +222,46 @@ impl ConditionMatch {
     }
 
     /// The `match` object of a configurator item; `None` for a YAML null/absent value.
-    pub(crate) fn from_yaml(y: &Yaml) -> Option<ConditionMatch> {
+    ///
+    /// Errors: an invalid or oversized `regex`, or too many of them in the rule.
+    pub(crate) fn from_yaml(
+        y: &Yaml,
+        regexes: &mut RegexBudget,
+    ) -> Result<Option<ConditionMatch>, RouterError> {
         if y.is_null() || y.is_badvalue() {
-            return None;
+            return Ok(None);
         }
         let part = |k: &str| {
             let v = &y[k];
             (!v.is_null() && !v.is_badvalue()).then_some(v)
         };
-        Some(ConditionMatch {
+        let list = |k: &str, regexes: &mut RegexBudget| {
+            part(k)
+                .map(|v| ListStringMatch::from_yaml(v, regexes))
+                .transpose()
+        };
+        let service = list("service", regexes)?;
+        let app = list("app", regexes)?;
+        let param = match part("param") {
+            None => None,
+            Some(p) => {
+                let mut out = Vec::new();
+                for m in p.as_vec().map(Vec::as_slice).unwrap_or_default() {
+                    out.push(ParamMatch {
+                        key: scalar(&m["key"]),
+                        value: StringMatch::from_yaml(&m["value"], regexes)?,
+                    });
+                }
+                Some(out)
+            }
+        };
+        Ok(Some(ConditionMatch {
             address: part("address").map(AddressMatch::from_yaml),
             provider_address: part("providerAddress").map(AddressMatch::from_yaml),
-            service: part("service").map(ListStringMatch::from_yaml),
-            app: part("app").map(ListStringMatch::from_yaml),
-            param: part("param").map(|p| {
-                p.as_vec()
-                    .map(|v| {
-                        v.iter()
-                            .map(|m| ParamMatch {
-                                key: scalar(&m["key"]),
-                                value: StringMatch::from_yaml(&m["value"]),
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            }),
-        })
+            service,
+            app,
+            param,
+        }))
     }
 }
 
@@ -341,7 +359,7 @@ mod tests {
         assert!(sm(None, Some("*")).is_match(Some("x")));
         assert!(!sm(None, Some("*")).is_match(None));
         let re = StringMatch {
-            regex: Some("a.c".into()),
+            regex: Some(RuleRegex::new("a.c").unwrap()),
             ..StringMatch::default()
         };
         assert!(re.is_match(Some("abc")));

@@ -22,18 +22,29 @@
 //! its last value. A v3.0 `match` object travels next to the URL ([`ParsedConfigurator`]).
 //!
 //! Refusals (the caller keeps its previous rules): not YAML / not a map, no `configs`, an item
-//! without parameters, an empty service, a null parameter value.
+//! without parameters, an empty service, a null parameter value; a rule over a limit of the
+//! rule reader ([`registry_core::rule_yaml`]), an invalid or oversized `regex`
+//! ([`crate::router::rule_regex`]), or one that would expand to more than
+//! [`MAX_CONFIGURATOR_URLS`] URLs or [`MAX_CONFIGURATOR_BYTES`] bytes of URL text (addresses ×
+//! applications or services, each URL repeating the parameters: a small rule can name
+//! millions).
 
 use std::sync::Arc;
 
+use registry_core::rule_yaml::{self, Yaml, YamlLimits};
 use registry_core::Url;
-use yaml_rust2::{Yaml, YamlLoader};
 
 use super::condition_match::{scalar, ConditionMatch};
 use super::configurator::Configurator;
+use crate::router::rule_regex::RegexBudget;
 use crate::router::RouterError;
 
 const ANYHOST: &str = "0.0.0.0";
+
+/// Most configurator URLs one rule may produce.
+pub const MAX_CONFIGURATOR_URLS: usize = 65_536;
+/// Most bytes of URL text one rule may produce.
+pub const MAX_CONFIGURATOR_BYTES: usize = 16 * 1024 * 1024;
 
 /// One configurator URL produced from a rule, with its v3.0 `match` condition.
 #[derive(Debug, Clone)]
@@ -52,12 +63,23 @@ impl ParsedConfigurator {
 }
 
 /// `ConfigParser.parseConfigurators(raw)`.
+///
+/// Errors: the refusals of the module docs.
 pub fn parse_configurators(raw: &str) -> Result<Vec<ParsedConfigurator>, RouterError> {
+    let limits = YamlLimits::default();
+    if raw.len() > limits.max_bytes {
+        return Err(RouterError::Limit(format!(
+            "the document has {} bytes, more than the limit of {}",
+            raw.len(),
+            limits.max_bytes
+        )));
+    }
     if let Some(urls) = parse_json_array(raw) {
         return Ok(urls);
     }
-    let docs = YamlLoader::load_from_str(raw).map_err(|e| RouterError::Yaml(e.to_string()))?;
-    let doc = docs.into_iter().next().unwrap_or(Yaml::Null);
+    let doc = rule_yaml::load_with(raw, &limits)
+        .map_err(RouterError::from_yaml)?
+        .unwrap_or(Yaml::Null);
     if doc.as_hash().is_none() {
         return Err(RouterError::Yaml("the top level is not a map".into()));
     }
@@ -76,16 +98,24 @@ pub fn parse_configurators(raw: &str) -> Result<Vec<ParsedConfigurator>, RouterE
         }
         _ => return Err(RouterError::Invalid("`configs` is not a list".into())),
     };
-    let mut out = Vec::new();
+    let mut out = Produced::default();
+    let mut regexes = RegexBudget::default();
     for item in items {
-        let item = Item::parse(item)?;
+        let item = Item::parse(item, &mut regexes)?;
         if config.scope.as_deref() == Some("application") {
             app_item(&item, &config, &mut out)?;
         } else {
             service_item(&item, &config, &mut out)?;
         }
     }
-    Ok(out)
+    Ok(out.urls)
+}
+
+/// The URLs made so far, and their text size.
+#[derive(Default)]
+struct Produced {
+    urls: Vec<ParsedConfigurator>,
+    bytes: usize,
 }
 
 fn parse_json_array(raw: &str) -> Option<Vec<ParsedConfigurator>> {
@@ -125,7 +155,7 @@ struct Item {
 }
 
 impl Item {
-    fn parse(y: &Yaml) -> Result<Item, RouterError> {
+    fn parse(y: &Yaml, regexes: &mut RegexBudget) -> Result<Item, RouterError> {
         if y.as_hash().is_none() {
             return Err(RouterError::Invalid("a `configs` item is not a map".into()));
         }
@@ -153,7 +183,7 @@ impl Item {
             applications: list_field(y, "applications")?,
             parameters,
             side: string_field(y, "side")?,
-            match_condition: ConditionMatch::from_yaml(&y["match"]).map(Arc::new),
+            match_condition: ConditionMatch::from_yaml(&y["match"], regexes)?.map(Arc::new),
         })
     }
 
@@ -237,10 +267,16 @@ fn append_enabled(item: &Item, config: &RuleConfig, out: &mut String) {
     }
 }
 
-fn push_url(text: &str, item: &Item, out: &mut Vec<ParsedConfigurator>) -> Result<(), RouterError> {
+fn push_url(text: &str, item: &Item, out: &mut Produced) -> Result<(), RouterError> {
+    out.bytes += text.len();
+    if out.urls.len() >= MAX_CONFIGURATOR_URLS || out.bytes > MAX_CONFIGURATOR_BYTES {
+        return Err(RouterError::Limit(format!(
+            "the rule expands to more than {MAX_CONFIGURATOR_URLS} configurator URLs or {MAX_CONFIGURATOR_BYTES} bytes of them"
+        )));
+    }
     let url = Url::parse(text)
         .map_err(|e| RouterError::Invalid(format!("bad configurator URL {text:?}: {e}")))?;
-    out.push(ParsedConfigurator {
+    out.urls.push(ParsedConfigurator {
         url,
         match_condition: item.match_condition.clone(),
     });
@@ -251,11 +287,7 @@ fn version_text(config: &RuleConfig) -> &str {
     config.config_version.as_deref().unwrap_or("null")
 }
 
-fn service_item(
-    item: &Item,
-    config: &RuleConfig,
-    out: &mut Vec<ParsedConfigurator>,
-) -> Result<(), RouterError> {
+fn service_item(item: &Item, config: &RuleConfig, out: &mut Produced) -> Result<(), RouterError> {
     for addr in item.addresses() {
         let mut s = format!("override://{addr}/");
         append_service(config.key.as_deref(), &mut s)?;
@@ -274,11 +306,7 @@ fn service_item(
     Ok(())
 }
 
-fn app_item(
-    item: &Item,
-    config: &RuleConfig,
-    out: &mut Vec<ParsedConfigurator>,
-) -> Result<(), RouterError> {
+fn app_item(item: &Item, config: &RuleConfig, out: &mut Produced) -> Result<(), RouterError> {
     let any = ["*".to_owned()];
     let services: &[String] = if item.services.is_empty() {
         &any

@@ -244,20 +244,22 @@ impl RegistryDirectory {
             return Err(RouterError::Destroyed);
         }
         let config_key = key.config_key(&self.consumer);
-        let mut st = self.state.lock();
         let started = std::time::Instant::now();
-        match st.rules.apply(&key, raw, self.dialect()) {
-            Err(e) => {
+        // Read and compile before taking the state lock: notifications go on meanwhile.
+        let parsed = match raw.map(|text| RuleSet::parse(&key, text, self.dialect())) {
+            None => None,
+            Some(Ok(rule)) => Some(rule),
+            Some(Err(e)) => {
                 tracing::warn!(key = %config_key, error = %e, "routing rule refused; the previous rule stays");
-                Err(e)
+                return Err(e);
             }
-            Ok(false) => Ok(()),
-            Ok(true) => {
-                self.publish_rules(&st);
-                tracing::debug!(key = %config_key, removed = raw.is_none(), elapsed = ?started.elapsed(), "routing rule applied");
-                Ok(())
-            }
+        };
+        let mut st = self.state.lock();
+        if st.rules.install(&key, parsed) {
+            self.publish_rules(&st);
+            tracing::debug!(key = %config_key, removed = raw.is_none(), elapsed = ?started.elapsed(), "routing rule applied");
         }
+        Ok(())
     }
 
     /// The condition-matching dialect of the compatibility mode.

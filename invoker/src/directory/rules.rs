@@ -12,8 +12,11 @@
 //! ```
 //!
 //! One task per key applies every value in order (`None` = the key was deleted, which clears
-//! that rule). A refused value keeps the previous rule (the directory logs a warning naming
-//! the key). Provider applications come from the directory
+//! that rule). A value is read and compiled on a blocking thread (`spawn_blocking`), never on
+//! an async worker, one value at a time in the process (a rule's cost is bounded:
+//! [`registry_core::rule_yaml`], so is the memory of the one in progress). A refused value
+//! keeps the previous rule; the directory logs one warning naming the key, and the same text
+//! delivered again (a re-read after a reconnect) is not read again. Provider applications come from the directory
 //! ([`RegistryDirectory::watch_provider_applications`]): their keys are followed while the
 //! application is in the provider list and their rules are cleared when it leaves.
 //!
@@ -176,8 +179,18 @@ impl RuleWatcher {
     }
 }
 
-/// Applies one value to the directory. Returns false when the directory is gone.
-fn apply(dir: &RegistryDirectory, key: &str, target: &RuleTarget, value: Option<&str>) -> bool {
+/// What applying one value did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Applied {
+    Done,
+    /// Refused (the directory logged why); the previous rule stays.
+    Refused,
+    /// The directory is gone.
+    Gone,
+}
+
+/// Applies one value to the directory (which logs a refusal).
+fn apply(dir: &RegistryDirectory, key: &str, target: &RuleTarget, value: Option<&str>) -> Applied {
     let r = match target {
         RuleTarget::Router(k) => dir.set_router_rule(k.clone(), value).map(|_| ()),
         RuleTarget::Configurators(scope) => {
@@ -187,12 +200,33 @@ fn apply(dir: &RegistryDirectory, key: &str, target: &RuleTarget, value: Option<
     match r {
         Ok(()) => {
             tracing::debug!(key, deleted = value.is_none(), "governance rule applied");
-            true
+            Applied::Done
         }
-        Err(crate::router::RouterError::Destroyed) => false,
+        Err(crate::router::RouterError::Destroyed) => Applied::Gone,
+        Err(_) => Applied::Refused,
+    }
+}
+
+/// One rule value read at a time in the process: what a value may cost is bounded, and so is
+/// the memory of all of them.
+static PARSING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// [`apply`] on a blocking thread, one at a time in the process.
+async fn apply_off_worker(
+    dir: Arc<RegistryDirectory>,
+    key: &str,
+    target: &RuleTarget,
+    value: Option<Arc<str>>,
+) -> Applied {
+    let Ok(_permit) = PARSING.acquire().await else {
+        return Applied::Gone;
+    };
+    let (k, t) = (key.to_owned(), target.clone());
+    match tokio::task::spawn_blocking(move || apply(&dir, &k, &t, value.as_deref())).await {
+        Ok(applied) => applied,
         Err(e) => {
-            tracing::warn!(key, error = %e, "governance rule refused; keeping the previous rule");
-            true
+            tracing::error!(key, error = %e, "governance rule task failed; keeping the previous rule");
+            Applied::Refused
         }
     }
 }
@@ -234,6 +268,8 @@ impl KeyTask {
         let Some(mut w) = self.watch().await else {
             return;
         };
+        // The last value refused, while it is the key's value.
+        let mut refused: Option<Arc<str>> = None;
         loop {
             let next = tokio::select! {
                 _ = self.stop.cancelled() => return,
@@ -245,9 +281,19 @@ impl KeyTask {
             let Some(dir) = self.dir.upgrade() else {
                 return;
             };
-            let alive = apply(&dir, &self.key, &self.target, value.as_deref());
+            let applied = match &value {
+                Some(text) if refused.as_ref() == Some(text) => {
+                    tracing::debug!(key = %self.key, "the refused governance rule was delivered again; still refused");
+                    Applied::Refused
+                }
+                _ => apply_off_worker(dir, &self.key, &self.target, value.clone()).await,
+            };
+            refused = match applied {
+                Applied::Refused => value,
+                _ => None,
+            };
             self.seen.fetch_add(1, Ordering::AcqRel);
-            if !alive {
+            if applied == Applied::Gone {
                 return;
             }
             if let Some(tx) = first.take() {

@@ -9,6 +9,7 @@ use tracing::{info, warn};
 use super::is_config_empty;
 use super::mock_invoker::MockInvoker;
 use super::registry::MockRegistry;
+use super::value_cache::MockValueCache;
 use crate::directory::static_directory::{is_mock_invoker, NEED_MOCK_ATTACHMENT};
 use crate::directory::Directory;
 use crate::rpc::{Invocation, Invoker, RpcError, RpcResult, SharedInvoker};
@@ -46,6 +47,7 @@ pub struct MockClusterInvoker {
     inner: SharedInvoker,
     registry: Arc<MockRegistry>,
     registry_url: Url,
+    values: Arc<MockValueCache>,
 }
 
 impl MockClusterInvoker {
@@ -60,7 +62,13 @@ impl MockClusterInvoker {
             directory,
             inner,
             registry,
+            values: Arc::new(MockValueCache::default()),
         }
+    }
+
+    /// The answers of `return`/`throw` mocks kept by this invoker ([`MockValueCache`]).
+    pub fn mock_values(&self) -> &MockValueCache {
+        &self.values
     }
 
     /// The wrapped cluster invoker.
@@ -91,6 +99,7 @@ impl MockClusterInvoker {
             interface,
             self.registry.clone(),
         )
+        .with_value_cache(self.values.clone())
     }
 
     async fn do_mock_invoke(

@@ -8,6 +8,7 @@ use registry_core::Url;
 use super::is_config_default;
 use super::registry::{MockRegistry, RegisteredImpl};
 use super::value::{parse_mock_value, JavaType};
+use super::value_cache::{MockValueCache, Parsed};
 use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult};
 
 const RETURN_PREFIX: &str = "return ";
@@ -63,6 +64,7 @@ pub struct MockInvoker {
     url: Url,
     interface: String,
     registry: Arc<MockRegistry>,
+    values: Option<Arc<MockValueCache>>,
 }
 
 impl MockInvoker {
@@ -72,7 +74,15 @@ impl MockInvoker {
             url,
             interface: interface.into(),
             registry,
+            values: None,
         }
+    }
+
+    /// Keeps the answers of `return`/`throw` mocks in `values` (read once per mock string
+    /// and return type, not per call).
+    pub fn with_value_cache(mut self, values: Arc<MockValueCache>) -> Self {
+        self.values = Some(values);
+        self
     }
 
     /// Runs the mock for one call without waiting: `return`, `throw` and synchronous impl
@@ -118,38 +128,45 @@ impl MockInvoker {
                 format!("mock can not be null. url :{}", self.url),
             ));
         };
-        let decoded = registry_core::codec::decode(raw)
-            .map_err(|e| RpcError::new(RpcErrorCode::Unknown, format!("bad mock {raw:?}: {e}")))?;
-        let mock = normalize_mock(Some(&decoded)).unwrap_or_default();
-        if let Some(v) = mock.strip_prefix(RETURN_PREFIX) {
-            let v = v.trim();
-            let rt = invocation.return_type().map(JavaType::parse);
-            return match parse_mock_value(v, rt.as_ref()) {
-                Ok(value) => Ok(Prepared::Value(RpcResponse::new(value))),
-                Err(e) => Err(RpcError::new(
-                    RpcErrorCode::Unknown,
-                    format!(
-                        "mock return invoke error. method :{method}, mock:{v}, url: {}; {}",
-                        self.url, e.message
-                    ),
-                )),
-            };
-        }
-        if let Some(class) = mock.strip_prefix(THROW_PREFIX) {
-            let class = class.trim();
-            if class.is_empty() {
-                return Err(RpcError::new(RpcErrorCode::Unknown, MOCK_EXCEPTION_MESSAGE));
-            }
-            if self.registry.knows_exception(class) {
-                return Err(RpcError::biz(class, MOCK_EXCEPTION_MESSAGE));
-            }
-            return Err(RpcError::new(
+        let parsed = match &self.values {
+            Some(cache) => cache.get_or(raw, invocation.return_type(), || {
+                read_mock(raw, invocation.return_type())
+            }),
+            None => read_mock(raw, invocation.return_type()),
+        };
+        match parsed {
+            Parsed::Value(r) => Ok(Prepared::Value(r)),
+            Parsed::BadValue { value, reason } => Err(RpcError::new(
                 RpcErrorCode::Unknown,
                 format!(
-                    "mock throw error :{class} argument error. Caused by java.lang.IllegalStateException: class not found: {class}"
+                    "mock return invoke error. method :{method}, mock:{value}, url: {}; {reason}",
+                    self.url
                 ),
-            ));
+            )),
+            Parsed::Bad(e) => Err(e),
+            Parsed::Throw(class) => Err(self.throw(&class)),
+            Parsed::Impl(mock) => self.impl_mock(mock),
         }
+    }
+
+    /// The error a `throw <class>` mock raises (the class must be known to the registry).
+    fn throw(&self, class: &str) -> RpcError {
+        if class.is_empty() {
+            return RpcError::new(RpcErrorCode::Unknown, MOCK_EXCEPTION_MESSAGE);
+        }
+        if self.registry.knows_exception(class) {
+            return RpcError::biz(class, MOCK_EXCEPTION_MESSAGE);
+        }
+        RpcError::new(
+            RpcErrorCode::Unknown,
+            format!(
+                "mock throw error :{class} argument error. Caused by java.lang.IllegalStateException: class not found: {class}"
+            ),
+        )
+    }
+
+    /// The impl mock a normalized mock string names (`default`: `<Interface>Mock`).
+    fn impl_mock(&self, mock: String) -> Result<Prepared, RpcError> {
         let class = if is_config_default(&mock) {
             format!("{}Mock", self.interface)
         } else {
@@ -165,6 +182,36 @@ impl MockInvoker {
             )),
         }
     }
+}
+
+/// Reads a raw `mock` value (`URL.decode`, `normalizeMock`, `parseMockValue` for `return`):
+/// everything about it that depends only on the text and the call's return type.
+fn read_mock(raw: &str, return_type: Option<&str>) -> Parsed {
+    let decoded = match registry_core::codec::decode(raw) {
+        Ok(d) => d,
+        Err(e) => {
+            return Parsed::Bad(RpcError::new(
+                RpcErrorCode::Unknown,
+                format!("bad mock {raw:?}: {e}"),
+            ))
+        }
+    };
+    let mock = normalize_mock(Some(&decoded)).unwrap_or_default();
+    if let Some(v) = mock.strip_prefix(RETURN_PREFIX) {
+        let v = v.trim();
+        let rt = return_type.map(JavaType::parse);
+        return match parse_mock_value(v, rt.as_ref()) {
+            Ok(value) => Parsed::Value(RpcResponse::new(value)),
+            Err(e) => Parsed::BadValue {
+                value: v.to_owned(),
+                reason: e.message,
+            },
+        };
+    }
+    if let Some(class) = mock.strip_prefix(THROW_PREFIX) {
+        return Parsed::Throw(class.trim().to_owned());
+    }
+    Parsed::Impl(mock)
 }
 
 #[async_trait]

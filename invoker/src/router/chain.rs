@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 
 use crate::router::condition::Dialect;
 use crate::router::condition_rule::ConditionRule;
-use crate::router::rule_doc::is_script_rule;
+use crate::router::rule_doc::{is_script_rule, load_rule};
 use crate::router::sample::RouteCall;
 use crate::router::tag::{self, ResolvedTags, TagRule};
 use crate::router::target::Target;
@@ -33,43 +33,75 @@ pub struct RuleSet {
     pub url_rules: Vec<Arc<UrlCondition>>,
 }
 
+/// A config-centre rule read and compiled by [`RuleSet::parse`], ready for
+/// [`RuleSet::install`].
+#[derive(Debug, Clone)]
+pub enum ParsedRule {
+    /// A condition rule (service or application key).
+    Condition(Arc<ConditionRule>),
+    /// A tag rule.
+    Tag(Arc<TagRule>),
+}
+
 impl RuleSet {
-    /// Sets (`Some`) or removes (`None`) the rule of `key`. A refused rule leaves the set
-    /// unchanged (Java's stale-rule behaviour: the previous rule stays until the key is
-    /// deleted). Returns whether the set changed.
+    /// Reads and compiles the rule text of `key` (bounded: [`load_rule`]). Pure: call it
+    /// before taking any lock, off the async workers.
     ///
-    /// Errors: why the rule was refused (malformed, unsupported version, no conditions or
-    /// tags, a condition that does not parse, a script rule).
+    /// Errors: why the rule was refused (over a limit, malformed, unsupported version, no
+    /// conditions or tags, a condition or regex that does not parse, a script rule).
+    pub fn parse(key: &RuleKey, text: &str, dialect: Dialect) -> Result<ParsedRule, RouterError> {
+        let map = load_rule(text)?;
+        if is_script_rule(&map) {
+            return Err(RouterError::Script);
+        }
+        Ok(match key {
+            RuleKey::ServiceCondition | RuleKey::AppCondition(_) => {
+                ParsedRule::Condition(Arc::new(ConditionRule::from_yaml(&map, dialect)?))
+            }
+            RuleKey::AppTag(_) => ParsedRule::Tag(Arc::new(TagRule::from_yaml(&map)?)),
+        })
+    }
+
+    /// Sets (`Some`) or removes (`None`) the rule of `key`; returns whether the set changed.
+    /// A rule of the other kind than `key` calls for changes nothing.
+    pub fn install(&mut self, key: &RuleKey, rule: Option<ParsedRule>) -> bool {
+        match (key, rule) {
+            (RuleKey::ServiceCondition, None) => self.service.take().is_some(),
+            (RuleKey::AppCondition(app), None) => self.app.remove(app).is_some(),
+            (RuleKey::AppTag(app), None) => self.tag.remove(app).is_some(),
+            (RuleKey::ServiceCondition, Some(ParsedRule::Condition(r))) => {
+                self.service = Some(r);
+                true
+            }
+            (RuleKey::AppCondition(app), Some(ParsedRule::Condition(r))) => {
+                self.app.insert(app.clone(), r);
+                true
+            }
+            (RuleKey::AppTag(app), Some(ParsedRule::Tag(r))) => {
+                self.tag.insert(app.clone(), r);
+                true
+            }
+            (_, Some(_)) => false,
+        }
+    }
+
+    /// Sets (`Some`) or removes (`None`) the rule of `key` ([`RuleSet::parse`] then
+    /// [`RuleSet::install`]). A refused rule leaves the set unchanged (Java's stale-rule
+    /// behaviour: the previous rule stays until the key is deleted). Returns whether the set
+    /// changed.
+    ///
+    /// Errors: as [`RuleSet::parse`].
     pub fn apply(
         &mut self,
         key: &RuleKey,
         raw: Option<&str>,
         dialect: Dialect,
     ) -> Result<bool, RouterError> {
-        let Some(text) = raw else {
-            return Ok(match key {
-                RuleKey::ServiceCondition => self.service.take().is_some(),
-                RuleKey::AppCondition(app) => self.app.remove(app).is_some(),
-                RuleKey::AppTag(app) => self.tag.remove(app).is_some(),
-            });
+        let parsed = match raw {
+            Some(text) => Some(Self::parse(key, text, dialect)?),
+            None => None,
         };
-        if is_script_rule(text) {
-            return Err(RouterError::Script);
-        }
-        match key {
-            RuleKey::ServiceCondition => {
-                self.service = Some(Arc::new(ConditionRule::parse(text, dialect)?));
-            }
-            RuleKey::AppCondition(app) => {
-                self.app
-                    .insert(app.clone(), Arc::new(ConditionRule::parse(text, dialect)?));
-            }
-            RuleKey::AppTag(app) => {
-                self.tag
-                    .insert(app.clone(), Arc::new(TagRule::parse(text)?));
-            }
-        }
-        Ok(true)
+        Ok(self.install(key, parsed))
     }
 
     /// True when no rule is set.

@@ -7,10 +7,13 @@ use crate::router::bits::Bits;
 use crate::router::condition::multi_dest::MultiDestRouter;
 use crate::router::condition::{ConditionRouter, Dialect};
 use crate::router::fields::TargetFields;
-use crate::router::rule_doc::{parse_condition_doc, ConditionBody, ConditionDoc};
+use crate::router::rule_doc::{
+    condition_doc, config_version_of, load_rule, ConditionBody, ConditionDoc,
+};
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
 use crate::router::RouterError;
+use registry_core::rule_yaml::Yaml;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Compiled {
@@ -33,10 +36,17 @@ impl ConditionRule {
     /// condition that does not parse. Any error means the rule must not be applied (the
     /// previous one stays).
     pub fn parse(raw: &str, dialect: Dialect) -> Result<ConditionRule, RouterError> {
-        let doc = match parse_condition_doc(raw)? {
+        Self::from_yaml(&load_rule(raw)?, dialect)
+    }
+
+    /// [`ConditionRule::parse`] of a document already read with [`load_rule`].
+    ///
+    /// Errors: as [`ConditionRule::parse`].
+    pub fn from_yaml(map: &Yaml, dialect: Dialect) -> Result<ConditionRule, RouterError> {
+        let doc = match condition_doc(map)? {
             Some(d) => d,
             None => {
-                let v = crate::router::rule_doc::config_version_of(raw).unwrap_or_default();
+                let v = config_version_of(map).unwrap_or_default();
                 return Err(RouterError::UnsupportedVersion(v));
             }
         };

@@ -9,6 +9,10 @@ pub enum RouterError {
     /// The text is not YAML, or its top level is not a map.
     #[error("malformed YAML rule: {0}")]
     Yaml(String),
+    /// The text passed a limit of the rule reader (size, nesting, aliases, expanded size:
+    /// [`registry_core::rule_yaml::YamlLimits`]) and was not read.
+    #[error("rule refused: {0}")]
+    Limit(String),
     /// A field has the wrong type or value (`configVersion` not a string, `priority` not an
     /// integer, a non-integer `weight`, no `conditions`, ...).
     #[error("invalid rule: {0}")]
@@ -37,6 +41,14 @@ pub enum RouterError {
 }
 
 impl RouterError {
+    /// The error of [`registry_core::rule_yaml`] as a rule refusal.
+    pub fn from_yaml(e: registry_core::Error) -> RouterError {
+        match e {
+            registry_core::Error::RuleLimit(m) => RouterError::Limit(m),
+            other => RouterError::Yaml(other.to_string()),
+        }
+    }
+
     /// Never retryable: the same text is refused again; a new value of the key may be accepted.
     pub fn is_retryable(&self) -> bool {
         false
@@ -47,6 +59,7 @@ impl RouterError {
         matches!(
             self,
             RouterError::Yaml(_)
+                | RouterError::Limit(_)
                 | RouterError::Invalid(_)
                 | RouterError::Empty(_)
                 | RouterError::Condition { .. }

@@ -27,6 +27,7 @@ pub mod fields;
 pub mod mock;
 pub mod rule_doc;
 mod rule_key;
+pub mod rule_regex;
 pub mod sample;
 pub mod tag;
 pub mod target;

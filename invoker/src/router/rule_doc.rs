@@ -1,9 +1,14 @@
 //! YAML rule documents from the config centre (`AbstractRouterRule`, `ConditionRuleParser`,
 //! `TagRuleParser`; routers.md R3.2, R4.1): the fields as Java reads them, before the
 //! conditions are compiled.
+//!
+//! Every rule text is read once through [`load_rule`] ([`registry_core::rule_yaml`]: size,
+//! nesting, alias and expansion limits), and `regex` fields are compiled while the document
+//! is read ([`RuleRegex`]), so a hostile rule is refused as a whole before it is applied.
 
-use yaml_rust2::{Yaml, YamlLoader};
+use registry_core::rule_yaml::{self, Yaml};
 
+use crate::router::rule_regex::{RegexBudget, RuleRegex};
 use crate::router::RouterError;
 
 /// Fields every rule has. `runtime`, `priority`, `dynamic`, `scope` and `key` are parsed
@@ -75,8 +80,8 @@ pub struct StringMatch {
     pub exact: Option<String>,
     /// `prefix`.
     pub prefix: Option<String>,
-    /// `regex` (full match).
-    pub regex: Option<String>,
+    /// `regex` (full match), compiled when the rule was parsed.
+    pub regex: Option<RuleRegex>,
     /// `wildcard` (equal, or `*` = any non-null).
     pub wildcard: Option<String>,
     /// `empty`: the input is null or "".
@@ -95,9 +100,7 @@ impl StringMatch {
             return input.is_some_and(|i| i.starts_with(p.as_str()));
         }
         if let Some(r) = &self.regex {
-            return input.is_some_and(|i| {
-                regex::Regex::new(&format!("^(?:{r})$")).is_ok_and(|re| re.is_match(i))
-            });
+            return input.is_some_and(|i| r.is_match(i));
         }
         if let Some(w) = &self.wildcard {
             return input.is_some_and(|i| i == w || w == "*");
@@ -121,12 +124,15 @@ pub struct TagDoc {
     pub tags: Vec<TagSpec>,
 }
 
-fn load_map(raw: &str) -> Result<Yaml, RouterError> {
-    let docs = YamlLoader::load_from_str(raw).map_err(|e| RouterError::Yaml(e.to_string()))?;
-    match docs.into_iter().next() {
-        Some(y @ Yaml::Hash(_)) => Ok(y),
-        Some(_) => Err(RouterError::Yaml("the top level is not a map".into())),
-        None => Err(RouterError::Yaml("empty document".into())),
+/// Reads a rule text ([`registry_core::rule_yaml::load`], bounded) whose top level must be
+/// a map.
+///
+/// Errors: [`RouterError::Limit`] past a limit, [`RouterError::Yaml`] when it is not YAML or
+/// not a map.
+pub fn load_rule(raw: &str) -> Result<Yaml, RouterError> {
+    match rule_yaml::load(raw).map_err(RouterError::from_yaml)? {
+        y @ Yaml::Hash(_) => Ok(y),
+        _ => Err(RouterError::Yaml("the top level is not a map".into())),
     }
 }
 
@@ -223,12 +229,18 @@ fn compare_ignore_case(a: &str, b: &str) -> std::cmp::Ordering {
 /// Errors: not YAML or not a map; a field of the wrong type; a v3.1 rule without
 /// `conditions` or with a malformed condition or weight.
 pub fn parse_condition_doc(raw: &str) -> Result<Option<ConditionDoc>, RouterError> {
-    let map = load_map(raw)?;
-    let mut common = common(&map)?;
+    condition_doc(&load_rule(raw)?)
+}
+
+/// [`parse_condition_doc`] of a document already read with [`load_rule`].
+///
+/// Errors: as [`parse_condition_doc`].
+pub fn condition_doc(map: &Yaml) -> Result<Option<ConditionDoc>, RouterError> {
+    let mut common = common(map)?;
     let version = common.config_version.clone();
     let lower = version.as_deref().map(str::to_lowercase);
     let body = if lower.as_deref().is_some_and(|v| v.starts_with("v3.1")) {
-        let Some(conds) = get(&map, "conditions") else {
+        let Some(conds) = get(map, "conditions") else {
             return Err(RouterError::Invalid("a v3.1 rule needs conditions".into()));
         };
         let Yaml::Array(items) = conds else {
@@ -245,7 +257,7 @@ pub fn parse_condition_doc(raw: &str) -> Result<Option<ConditionDoc>, RouterErro
     {
         return Ok(None);
     } else {
-        let conds = match get(&map, "conditions") {
+        let conds = match get(map, "conditions") {
             Some(Yaml::Array(items)) => items
                 .iter()
                 .map(|v| to_java_string(v).unwrap_or_else(|| "null".into()))
@@ -302,14 +314,21 @@ fn multi_dest_spec(item: &Yaml) -> Result<MultiDestSpec, RouterError> {
 ///
 /// Errors: not YAML or not a map; a field of the wrong type.
 pub fn parse_tag_doc(raw: &str) -> Result<TagDoc, RouterError> {
-    let map = load_map(raw)?;
-    let mut common = common(&map)?;
+    tag_doc(&load_rule(raw)?)
+}
+
+/// [`parse_tag_doc`] of a document already read with [`load_rule`].
+///
+/// Errors: as [`parse_tag_doc`], and an invalid or oversized `regex`.
+pub fn tag_doc(map: &Yaml) -> Result<TagDoc, RouterError> {
+    let mut common = common(map)?;
+    let mut regexes = RegexBudget::default();
     let read_match = common
         .config_version
         .as_deref()
         .is_some_and(|v| v.starts_with("v3.0"));
     let mut tags = Vec::new();
-    if let Some(Yaml::Array(items)) = get(&map, "tags") {
+    if let Some(Yaml::Array(items)) = get(map, "tags") {
         for item in items {
             if !matches!(item, Yaml::Hash(_)) {
                 return Err(RouterError::Invalid("each tag must be a map".into()));
@@ -337,12 +356,16 @@ pub fn parse_tag_doc(raw: &str) -> Result<TagDoc, RouterError> {
                         let key = get(pm, "key").and_then(to_java_string).unwrap_or_default();
                         let v = get(pm, "value");
                         let f = |k: &str| v.and_then(|v| get(v, k)).and_then(to_java_string);
+                        let regex = match f("regex") {
+                            Some(r) => Some(regexes.compile(&r)?),
+                            None => None,
+                        };
                         matches.push((
                             key,
                             StringMatch {
                                 exact: f("exact"),
                                 prefix: f("prefix"),
-                                regex: f("regex"),
+                                regex,
                                 wildcard: f("wildcard"),
                                 empty: f("empty"),
                                 noempty: f("noempty"),
@@ -364,22 +387,41 @@ pub fn parse_tag_doc(raw: &str) -> Result<TagDoc, RouterError> {
     Ok(TagDoc { common, tags })
 }
 
-/// The `configVersion` of a rule text, when it has one as a string.
-pub fn config_version_of(raw: &str) -> Option<String> {
-    load_map(raw)
-        .ok()
-        .and_then(|m| string_field(&m, "configVersion").ok().flatten())
+/// The `configVersion` of a rule document, when it has one as a string.
+pub fn config_version_of(map: &Yaml) -> Option<String> {
+    string_field(map, "configVersion").ok().flatten()
 }
 
-/// True when the text looks like a script rule (`ScriptRule` YAML with `script:`/`type:`),
+/// True when the document is a script rule (`ScriptRule` YAML with `script:`/`type:`),
 /// which is refused.
-pub fn is_script_rule(raw: &str) -> bool {
-    load_map(raw).is_ok_and(|m| get(&m, "script").is_some())
+pub fn is_script_rule(map: &Yaml) -> bool {
+    get(map, "script").is_some()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_is_read_as_snakeyaml_reads_it() {
+        // Found by the differential tests against ServiceStateRouter / ConfigParser.
+        // A non-printable character makes the whole text unreadable.
+        assert!(load_rule("conditions:\n  - ' => group != \u{7f}'\n").is_err());
+        assert!(load_rule("a: \u{0}\n").is_err());
+        assert!(load_rule("a: 'tab\tand nbsp\u{a0} ok'\n").is_ok());
+        // A duplicate key keeps its last value, in the first one's place.
+        let doc = load_rule("a: 1\nb: 2\na: 3\n").unwrap();
+        let h = doc.as_hash().unwrap();
+        let pairs: Vec<(String, i64)> = h
+            .iter()
+            .map(|(k, v)| (k.as_str().unwrap().to_owned(), v.as_i64().unwrap()))
+            .collect();
+        assert_eq!(pairs, vec![("a".to_owned(), 3), ("b".to_owned(), 2)]);
+        // Anchors and aliases still resolve; nesting is kept.
+        let doc = load_rule("x: &v [1, {y: 2}]\nz: *v\n").unwrap();
+        assert_eq!(doc["z"], doc["x"]);
+        assert_eq!(doc["x"][1]["y"].as_i64(), Some(2));
+    }
 
     #[test]
     fn condition_versions() {
@@ -427,7 +469,7 @@ mod tests {
         };
         assert!(m.is_match(Some("x")) && !m.is_match(None));
         let m = StringMatch {
-            regex: Some("a.c".into()),
+            regex: Some(RuleRegex::new("a.c").unwrap()),
             ..Default::default()
         };
         assert!(m.is_match(Some("abc")) && !m.is_match(Some("abcd")));

@@ -373,13 +373,24 @@ impl Link {
         Ok(reply)
     }
 
-    /// Sends a reply (or request) on the stream.
+    /// Sends a reply (or request) on the stream, waiting at most the request timeout for room
+    /// in it: a server that stops reading its stream cannot hold the session.
+    ///
+    /// Errors: [`NacosError::Timeout`] (op `stream send`) when the stream stays full,
+    /// [`NacosError::Connect`] when it is closed; both call for a reconnect.
     pub(crate) async fn send_stream(&self, ty: &str, json: Vec<u8>) -> Result<(), NacosError> {
         let p = Payload::new(ty, json, HashMap::new(), &self.client_ip);
-        self.out.send(p).await.map_err(|_| NacosError::Connect {
-            server: self.server.to_string(),
-            reason: "stream closed".into(),
-        })
+        match tokio::time::timeout(self.timeout, self.out.send(p)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(NacosError::Connect {
+                server: self.server.to_string(),
+                reason: "stream closed".into(),
+            }),
+            Err(_) => Err(NacosError::Timeout {
+                server: self.server.to_string(),
+                op: "stream send",
+            }),
+        }
     }
 }
 

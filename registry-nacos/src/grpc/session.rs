@@ -35,6 +35,8 @@ const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
 const TICK: Duration = Duration::from_millis(500);
 /// How often pending redo work (failed registrations/subscriptions) is retried.
 const REDO_INTERVAL: Duration = Duration::from_secs(3);
+/// Most commands waiting for the owner task (see `Shared::command`).
+pub(crate) const COMMAND_QUEUE: usize = 1024;
 
 /// Work the owner task does for other tasks.
 #[derive(Debug)]
@@ -75,7 +77,7 @@ pub(crate) struct Shared {
     settings: LinkSettings,
     pub(crate) http: Arc<NacosClient>,
     link: watch::Sender<Option<Link>>,
-    cmd: mpsc::UnboundedSender<Command>,
+    cmd: mpsc::Sender<Command>,
     pub(crate) naming: NamingState,
     pub(crate) fuzzy: FuzzyState,
     pub(crate) config: ConfigState,
@@ -110,7 +112,7 @@ impl Session {
                 "the nacos gRPC transport must be created inside a tokio runtime".into(),
             )
         })?;
-        let (cmd, cmd_rx) = mpsc::unbounded_channel();
+        let (cmd, cmd_rx) = mpsc::channel(COMMAND_QUEUE);
         let settings = LinkSettings {
             grpc_port_offset: cfg.grpc_port_offset,
             timeout: cfg.request_timeout,
@@ -138,9 +140,19 @@ impl Session {
 }
 
 impl Shared {
-    /// Queues work for the owner task.
+    /// Queues work for the owner task. When [`COMMAND_QUEUE`] commands wait already (the
+    /// owner is connecting, or busy), the command is dropped: the periodic redo subscribes
+    /// and listens to everything known, and one queued reconnect is as good as many.
     pub(crate) fn command(&self, c: Command) {
-        let _ = self.cmd.send(c);
+        if let Err(mpsc::error::TrySendError::Full(c)) = self.cmd.try_send(c) {
+            debug!(command = ?c, "nacos grpc command queue full; the redo will cover it");
+        }
+    }
+
+    /// Commands waiting for the owner task.
+    #[cfg(test)]
+    pub(crate) fn queued_commands(&self) -> usize {
+        self.cmd.max_capacity() - self.cmd.capacity()
     }
 
     /// True while a connection is established.
@@ -313,7 +325,7 @@ async fn connect(shared: &Shared, next: &mut usize, generation: &mut u64) -> Opt
 }
 
 /// The owner task.
-async fn run(shared: Arc<Shared>, mut cmds: mpsc::UnboundedReceiver<Command>) {
+async fn run(shared: Arc<Shared>, mut cmds: mpsc::Receiver<Command>) {
     let mut next = 0usize;
     let mut generation = 0u64;
     loop {
@@ -370,7 +382,7 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::UnboundedReceiver<Command>) {
                 },
                 c = cmds.recv() => match c {
                     Some(Command::Reconnect(g)) if g == link.generation => {
-                        break "the server no longer knows the connection".into();
+                        break "the connection failed or the server no longer knows it".into();
                     }
                     Some(Command::Reconnect(_)) => {}
                     Some(Command::Subscribe(s)) => shared.naming.subscribe_one(&shared, &link, &s).await,
@@ -498,7 +510,11 @@ async fn handle_server_request(shared: &Shared, link: &Link, p: Payload) -> Opti
             shared.stats.pushes.fetch_add(1, Ordering::Relaxed);
             // Ack first: the query below can take a round trip.
             let ack = ack_json(true, id);
-            let _ = link.send_stream("ConfigChangeNotifyResponse", ack).await;
+            if let Err(e) = link.send_stream("ConfigChangeNotifyResponse", ack).await {
+                warn!(server = %link.server, error = %e, "cannot answer a nacos push; reconnecting");
+                shared.command(Command::Reconnect(link.generation));
+                return None;
+            }
             shared.config.on_notify(shared, link, json).await;
             return None;
         }
@@ -508,7 +524,9 @@ async fn handle_server_request(shared: &Shared, link: &Link, p: Payload) -> Opti
         }
     };
     if let Err(e) = link.send_stream(reply_ty, ack_json(ok, id)).await {
-        debug!(error = %e, "could not answer a nacos server request");
+        // A stream that takes no replies is dead: a new connection redoes everything.
+        warn!(server = %link.server, error = %e, "cannot answer a nacos server request; reconnecting");
+        shared.command(Command::Reconnect(link.generation));
     }
     reset
 }
@@ -533,6 +551,23 @@ mod tests {
         assert_eq!(reset_target(&s, 0, Some("b:2".into())), 1);
         assert_eq!(reset_target(&s, 0, Some("c:3".into())), 1);
         assert_eq!(reset_target(&s, 1, None), 0);
+    }
+
+    /// The owner task reads commands only while connected: while it is not (no server
+    /// here), the queue stays bounded.
+    #[tokio::test]
+    async fn the_command_queue_is_bounded() {
+        let url =
+            registry_core::Url::parse("nacos://127.0.0.1:1?nacos.request-timeout=200").unwrap();
+        let cfg = crate::config::NacosConfig::from_url(&url).unwrap();
+        let http = Arc::new(crate::client::NacosClient::new(&cfg).unwrap());
+        let session = Session::start(&cfg, http, "naming").unwrap();
+        for i in 0..(4 * COMMAND_QUEUE) {
+            session
+                .shared
+                .command(Command::Subscribe(format!("svc-{i}")));
+        }
+        assert!(session.shared.queued_commands() <= COMMAND_QUEUE);
     }
 
     #[test]

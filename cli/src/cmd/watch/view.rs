@@ -30,7 +30,8 @@ fn render(url: &Url, json: bool) -> Arc<str> {
             Err(_) => Arc::from(format!("\"{}\"", text.escape_default())),
         }
     } else {
-        Arc::from(text)
+        // Registry data never reaches the terminal raw.
+        Arc::from(crate::safe_text::escape(&text))
     }
 }
 
