@@ -182,7 +182,7 @@ impl TripleInvoker {
             }
         };
         let uri = Uri::builder()
-            .scheme("http")
+            .scheme(self.conn.scheme())
             .authority(self.conn.addr())
             .path_and_query(path.as_str())
             .build()

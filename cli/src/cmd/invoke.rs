@@ -107,6 +107,9 @@ pub struct Args {
     /// Limits on what providers may send.
     #[command(flatten)]
     limits: LimitArgs,
+    /// TLS to providers.
+    #[command(flatten)]
+    tls: super::tls_args::TlsArgs,
 }
 
 /// Limits on what providers may send (both protocols).
@@ -148,15 +151,17 @@ pub struct ProtocolFactory {
 /// The protocols `invoke` can call (`tri` per `--proto`: IDL mode, else wrapper mode).
 pub fn protocols(a: &Args) -> anyhow::Result<ProtocolFactory> {
     let mut factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>> = BTreeMap::new();
+    let tls = a.tls.config();
     let dubbo = protocol_dubbo::DubboInvokerFactory::with_options(protocol_dubbo::DubboOptions {
         max_payload: a.limits.max_payload,
         hessian: a.limits.hessian(),
         ..protocol_dubbo::DubboOptions::default()
-    });
+    })
+    .with_tls(&tls)?;
     factories.insert("dubbo", Arc::new(dubbo));
     factories.insert(
         "tri",
-        super::invoke_triple::factory(&a.triple, &a.service, &a.limits)?,
+        super::invoke_triple::factory(&a.triple, &a.service, &a.limits, &tls)?,
     );
     Ok(ProtocolFactory { factories })
 }

@@ -66,6 +66,7 @@ pub fn factory(
     t: &TripleArgs,
     service: &str,
     limits: &super::invoke::LimitArgs,
+    tls: &transport_tls::TlsConfig,
 ) -> anyhow::Result<Arc<dyn InvokerFactory>> {
     let mode = if t.proto.is_empty() {
         PayloadMode::Wrapper
@@ -105,6 +106,7 @@ pub fn factory(
     Ok(Arc::new(
         TripleInvokerFactory::with_options(mode, options)
             .with_request_compression(encoding)
-            .with_limits(limits),
+            .with_limits(limits)
+            .with_tls(tls)?,
     ))
 }

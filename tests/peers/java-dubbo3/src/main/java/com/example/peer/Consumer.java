@@ -23,6 +23,7 @@ import org.apache.dubbo.common.URL;
 import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.config.RegistryConfig;
+import org.apache.dubbo.config.SslConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
 import org.apache.dubbo.registry.client.InstanceAddressURL;
 import org.apache.dubbo.registry.client.migration.MigrationInvoker;
@@ -53,7 +54,8 @@ public final class Consumer {
             code = run(new Args(argv, "registry", "url", "interface", "group", "version", "protocol", "method",
                     "args", "types", "repeat", "concurrency", "warmup", "timeout", "attachment", "generic", "app",
                     "migration", "mode", "stable-ms", "wait-ms", "expect", "retries", "cluster", "loadbalance",
-                    "param", "provided-by", "serialization", "check", "batch"));
+                    "param", "provided-by", "serialization", "check", "batch", "ssl-client-cert", "ssl-client-key",
+                    "ssl-client-trust"));
         } catch (Throwable t) {
             Map<String, Object> err = new LinkedHashMap<>();
             err.put("error", String.valueOf(t));
@@ -97,6 +99,14 @@ public final class Consumer {
         DubboBootstrap bootstrap = DubboBootstrap.getInstance().application(app);
         String registry = a.get("registry", "none");
         bootstrap.registry(new RegistryConfig("none".equals(registry) ? RegistryConfig.NO_AVAILABLE : registry));
+        if (a.get("ssl-client-cert") != null || a.get("ssl-client-trust") != null) {
+            // Dubbo's SslConfig, client side (its consumer uses TLS only with a client certificate).
+            SslConfig ssl = new SslConfig();
+            ssl.setClientKeyCertChainPath(a.get("ssl-client-cert"));
+            ssl.setClientPrivateKeyPath(a.get("ssl-client-key"));
+            ssl.setClientTrustCertCollectionPath(a.get("ssl-client-trust"));
+            bootstrap.ssl(ssl);
+        }
 
         ReferenceConfig<Object> ref = new ReferenceConfig<>();
         if (iface != null) {
