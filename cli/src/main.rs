@@ -34,7 +34,7 @@ enum Command {
     /// Read, watch and write rules in the config centre (the registry by default).
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
-    Invoke(cmd::invoke::Args),
+    Invoke(Box<cmd::invoke::Args>),
 }
 
 fn main() -> std::process::ExitCode {
@@ -56,7 +56,7 @@ fn main() -> std::process::ExitCode {
         Command::Register(a) => cmd::register::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Config(a) => cmd::config::run(a),
-        Command::Invoke(a) => cmd::invoke::run(a),
+        Command::Invoke(a) => cmd::invoke::run(*a),
     };
     match result {
         Ok(code) => code,
