@@ -177,7 +177,7 @@ impl TripleInvoker {
         let (path, idl) = match &self.mode {
             PayloadMode::Wrapper => (format!("/{}/{}", self.path, method), None),
             PayloadMode::Idl(svc) => {
-                let m = svc.schema.method(&svc.service, method)?;
+                let m = svc.resolve(method)?;
                 (m.path().to_owned(), Some(m))
             }
         };

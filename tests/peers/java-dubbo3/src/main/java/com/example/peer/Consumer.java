@@ -254,9 +254,11 @@ public final class Consumer {
             runCalls(call, attachments, warmup, concurrency, null);
         }
         Stats stats = new Stats(repeat);
+        long cpuStart = processCpuNanos();
         long start = System.nanoTime();
         runCalls(call, attachments, repeat, concurrency, stats);
         double elapsedS = (System.nanoTime() - start) / 1e9;
+        long cpuNanos = processCpuNanos() - cpuStart;
 
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("interface", ref.getInterface());
@@ -279,11 +281,22 @@ public final class Consumer {
         long[] lat = stats.sortedLatencies();
         out.put("p50_ms", pct(lat, 0.50));
         out.put("p99_ms", pct(lat, 0.99));
+        // The JVM's CPU time (every thread, user + system) during the measured calls.
+        out.put("cpu_us_per_call", cpuNanos / 1e3 / repeat);
         out.put("warmup", warmup);
         out.put("concurrency", concurrency);
         out.put("providers_seen", new TreeMap<>(stats.providers));
         Peer.line(Json.write(out));
         return code;
+    }
+
+    /** CPU time of this JVM so far (user + system, every thread), in nanoseconds; -1 when unknown. */
+    private static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
     }
 
     /** One call ready to run: typed through the interface when present, else generic $invoke. */
