@@ -36,7 +36,7 @@ enum Command {
     /// Read, watch and write rules in the config centre (the registry by default).
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
-    Invoke(cmd::invoke::Args),
+    Invoke(Box<cmd::invoke::Args>),
     /// Application-level discovery: the applications, one application's instances and services,
     /// or the applications an interface maps to.
     Apps(cmd::apps::Args),
@@ -61,7 +61,7 @@ fn main() -> std::process::ExitCode {
         Command::Register(a) => cmd::register::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Config(a) => cmd::config::run(a),
-        Command::Invoke(a) => cmd::invoke::run(a),
+        Command::Invoke(a) => cmd::invoke::run(*a),
         Command::Apps(a) => cmd::apps::run(a),
     };
     match result {
