@@ -18,7 +18,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context};
+use registry_core::url::secret::redact;
+
+use anyhow::{anyhow, bail};
 use app_discovery::{
     AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
     MetadataServiceClients, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
@@ -143,7 +145,8 @@ pub async fn connect(
 
 /// The registry URL of `target` parsed and normalized.
 pub fn parse(target: &str) -> anyhow::Result<Url> {
-    let u = Url::parse(target).with_context(|| format!("invalid registry URL {target:?}"))?;
+    let u = Url::parse(target)
+        .map_err(|e| anyhow!("invalid registry URL {:?}: {e}", redact(target)))?;
     normalize(&u)
 }
 
