@@ -407,6 +407,11 @@ impl GrpcNaming {
         self.shared().is_connected()
     }
 
+    /// The connection's health (see [`registry_core::health`]).
+    pub fn health(&self) -> tokio::sync::watch::Receiver<registry_core::RegistryHealth> {
+        self.shared().health.subscribe()
+    }
+
     /// Request counters.
     pub fn stats(&self) -> &GrpcStats {
         &self.shared().stats

@@ -42,7 +42,8 @@ public final class Provider {
     private static void run(String[] argv) throws Exception {
         Args a = new Args(argv, "registry", "app", "protocols", "dubbo-port", "tri-port", "group", "version",
                 "register-mode", "metadata-type", "metadata-protocol", "metadata-port", "services", "param",
-                "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay", "only-metadata-v2");
+                "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay", "only-metadata-v2",
+                "tracing");
         String app = a.get("app", "java-dubbo3-peer");
         Identity.application = app;
         Identity.tag = a.get("tag", "");
@@ -64,6 +65,9 @@ public final class Provider {
         appConfig.setParameters(new HashMap<>(a.pairs("app-param")));
 
         DubboBootstrap bootstrap = DubboBootstrap.getInstance().application(appConfig);
+        if (a.flag("tracing")) {
+            bootstrap.tracing(Observability.tracing());
+        }
         String registry = a.get("registry", "none");
         RegistryConfig registryConfig = new RegistryConfig("none".equals(registry) ? RegistryConfig.NO_AVAILABLE : registry);
         bootstrap.registry(registryConfig);
