@@ -4,6 +4,7 @@
 mod cmd;
 mod config_factory;
 mod conformance;
+mod observe;
 mod registry_factory;
 mod safe_text;
 

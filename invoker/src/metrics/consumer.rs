@@ -344,18 +344,33 @@ pub fn refresh_all() {
 #[derive(Debug, Clone, Default)]
 pub struct MetricsLayer {
     options: MetricsOptions,
+    consumer: Option<Url>,
 }
 
 impl MetricsLayer {
-    /// A layer with `options`.
+    /// A layer with `options`; the wrapped invoker's URL names the service and application
+    /// (a cluster invoker's URL is the consumer URL).
     pub fn new(options: MetricsOptions) -> Self {
-        MetricsLayer { options }
+        MetricsLayer {
+            options,
+            consumer: None,
+        }
+    }
+
+    /// A layer whose labels come from `consumer` (for an invoker whose own URL is a
+    /// provider's, e.g. a provider called directly).
+    pub fn for_consumer(consumer: Url, options: MetricsOptions) -> Self {
+        MetricsLayer {
+            options,
+            consumer: Some(consumer),
+        }
     }
 }
 
 impl InvokerLayer for MetricsLayer {
     fn layer(&self, inner: SharedInvoker) -> SharedInvoker {
-        let metrics = ConsumerMetrics::for_consumer(inner.url(), self.options);
+        let url = self.consumer.as_ref().unwrap_or(inner.url());
+        let metrics = ConsumerMetrics::for_consumer(url, self.options);
         Arc::new(MetricsInvoker { inner, metrics })
     }
 }
