@@ -3,9 +3,14 @@
 //! `--json` prints NDJSON, one `{"category":..,"urls":[..]}` line per notification. The human
 //! form prints, per notification, the time, the category and `+`/`-` lines for what changed.
 //!
+//! `--status` prints the health of the registry connection and of the service instead
+//! ([`status`]); `--metrics-addr` serves Dubbo's registry metrics for Prometheus (with
+//! `--status` also the directory gauges `dubbo_registry_directory_num_*`).
+//!
 //! Each provider is rendered once and its printable form kept ([`view`]), so a change among
 //! 10k providers renders one URL.
 
+mod status;
 mod view;
 
 use std::io::Write;
@@ -26,6 +31,14 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     route: super::route_view::RouteOpts,
+    /// Print the health of the registry connection and of the service (providers known,
+    /// available, disabled, last notify, last error), one line per change, instead of the
+    /// provider diff.
+    #[arg(long, conflicts_with = "method")]
+    status: bool,
+    /// Dubbo's metrics for Prometheus (`--metrics-addr`).
+    #[command(flatten)]
+    metrics: crate::observe::MetricsArgs,
 }
 
 /// Watches until Ctrl-C (exit 0) or until the registry ends the stream (exit 1).
@@ -44,8 +57,14 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
 async fn watch(a: Args) -> anyhow::Result<ExitCode> {
     let mut interrupt = super::Interrupt::install().await;
     let consumer = a.filter.consumer()?;
+    a.metrics.install("dubbo-registry-watch")?;
     let registry =
         registry_factory::connect_read_only(&a.filter.registry, a.filter.timeout()).await?;
+    if a.status {
+        let code = status::run(registry.clone(), consumer, a.json, interrupt.wait()).await;
+        registry.destroy().await;
+        return code;
+    }
     let mut sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
         .await
         .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?

@@ -3,7 +3,7 @@
 //! underscores). Every metric this workspace records is named here and nowhere else.
 //!
 //! Label keys of each family are those a Java 3.3.6 consumer's scrape shows (checked by
-//! `tests/tests/metrics_java_names.rs` against a real one).
+//! `cli/tests/observe_java.rs` against a real one).
 
 /// How a family is exported (the `# TYPE` line Java's scrape shows for it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
