@@ -18,6 +18,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the largest arguments costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the whole story on the embedded memory:// registry (or --registry URL), narrated.
@@ -61,12 +63,23 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader of stdout went away (`watch ... | head -1`): nothing is wrong
+        // and nobody is left to tell, so end quietly as `head`'s writers do.
+        Err(e) if is_broken_pipe(&e) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // Errors can quote a registry's or a provider's text.
             eprintln!("error: {}", safe_text::escape(&format!("{e:#}")));
             std::process::ExitCode::from(2)
         }
     }
+}
+
+/// Whether `e` (or anything it wraps) is a write to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// `RUST_LOG` selects the library's `tracing` output (default: `default`), written to stderr

@@ -7,6 +7,7 @@
 //! failure. The same holds for the real Dubbo peers [`peers`] starts (Java Dubbo 3.3, dubbo-go,
 //! the Java nacos-client), installed by `scripts/peers/*.sh`.
 
+pub mod certs;
 pub mod contract;
 pub mod hostile;
 pub mod nacos;
@@ -16,6 +17,7 @@ pub mod prometheus;
 pub mod proxy;
 pub mod recording;
 pub mod stalled;
+pub mod tls_front;
 
 use std::collections::BTreeSet;
 use std::future::Future;

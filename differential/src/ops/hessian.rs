@@ -253,11 +253,11 @@ fn to_value(spec: &Value) -> Result<H, String> {
                 .collect::<Result<_, String>>()?,
         },
         "enum" => H::Object {
-            class: text(spec, "class").to_owned(),
-            fields: vec![("name".to_owned(), H::String(text(spec, "name").to_owned()))],
+            class: text(spec, "class").into(),
+            fields: vec![("name".into(), H::String(text(spec, "name").to_owned()))],
         },
         "object" => H::Object {
-            class: text(spec, "class").to_owned(),
+            class: text(spec, "class").into(),
             fields: items("fields")
                 .iter()
                 .map(|nv| {
@@ -266,7 +266,7 @@ fn to_value(spec: &Value) -> Result<H, String> {
                     } else {
                         to_value(&nv[1])?
                     };
-                    Ok((nv[0].as_str().unwrap_or_default().to_owned(), v))
+                    Ok((nv[0].as_str().unwrap_or_default().into(), v))
                 })
                 .collect::<Result<_, String>>()?,
         },
@@ -348,9 +348,9 @@ fn view(v: &H) -> Value {
             json!({"t": "map", "entries": out.into_iter().map(|(k, x)| json!([k, x])).collect::<Vec<_>>()})
         }
         H::Object { class, fields } => {
-            let mut f: Vec<(&String, Value)> = fields.iter().map(|(n, x)| (n, view(x))).collect();
+            let mut f: Vec<(&str, Value)> = fields.iter().map(|(n, x)| (&**n, view(x))).collect();
             f.sort_by(|a, b| utf16_cmp(a.0, b.0));
-            json!({"t": "object", "class": class, "fields": f.into_iter().map(|(n, x)| json!([n, x])).collect::<Vec<_>>()})
+            json!({"t": "object", "class": &**class, "fields": f.into_iter().map(|(n, x)| json!([n, x])).collect::<Vec<_>>()})
         }
         H::Ref(_) => json!({"t": "ref"}),
     }
