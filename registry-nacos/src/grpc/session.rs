@@ -364,6 +364,9 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::Receiver<Command>) {
                 reset = Some(r);
             }
         }
+        if link.generation > 1 {
+            shared.naming.on_reconnect();
+        }
         shared.naming.redo(&shared, &link).await;
         shared.fuzzy.redo(&shared, &link).await;
         shared.config.redo(&shared, &link).await;
@@ -407,6 +410,7 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::Receiver<Command>) {
                     None => return,
                 },
                 _ = tick.tick() => {
+                    shared.naming.release_held(&shared, &link).await;
                     let idle = shared.last_activity.lock().elapsed();
                     if idle >= KEEPALIVE_IDLE {
                         if let Err(e) = keepalive(&shared, &link).await {
