@@ -1,9 +1,11 @@
 //! `dubbo-registry`: inspect Dubbo registries (ZooKeeper, Nacos, memory), watch changes,
 //! register URLs, run the demo, the conformance vectors and the benchmarks.
 
+mod app_factory;
 mod cmd;
 mod config_factory;
 mod conformance;
+mod levels;
 mod observe;
 mod registry_factory;
 mod safe_text;
@@ -18,8 +20,6 @@ struct Cli {
     command: Command,
 }
 
-// Parsed once per process: the size of the largest arguments costs nothing.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the whole story on the embedded memory:// registry (or --registry URL), narrated.
@@ -37,7 +37,10 @@ enum Command {
     /// Read, watch and write rules in the config centre (the registry by default).
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
-    Invoke(cmd::invoke::Args),
+    Invoke(Box<cmd::invoke::Args>),
+    /// Application-level discovery: the applications, one application's instances and services,
+    /// or the applications an interface maps to.
+    Apps(cmd::apps::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -59,7 +62,8 @@ fn main() -> std::process::ExitCode {
         Command::Register(a) => cmd::register::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Config(a) => cmd::config::run(a),
-        Command::Invoke(a) => cmd::invoke::run(a),
+        Command::Invoke(a) => cmd::invoke::run(*a),
+        Command::Apps(a) => cmd::apps::run(a),
     };
     match result {
         Ok(code) => code,

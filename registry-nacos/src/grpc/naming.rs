@@ -216,12 +216,9 @@ impl NamingState {
                     let _ = s.cache.apply(&service, info.get());
                 }
             }
-            let urls = s.cache.urls().cloned();
-            debug!(service = %service, providers = urls.as_ref().map_or(0, |u| u.len()), "nacos reconnect grace over; publishing the current list");
-            s.tx.send_if_modified(|snap| {
-                snap.urls = urls;
-                true
-            });
+            debug!(service = %service, providers = s.cache.urls().map_or(0, |u| u.len()), "nacos reconnect grace over; publishing the current list");
+            let cache = &s.cache;
+            s.tx.send_if_modified(|snap| snap.take_from(cache, true));
         }
     }
 
@@ -388,8 +385,7 @@ impl NamingState {
             return Ok(());
         };
         let changed = s.cache.apply(service, info)?;
-        let urls = s.cache.urls().cloned();
-        let empty = urls.as_ref().is_none_or(|u| u.is_empty());
+        let empty = !s.cache.is_instances_mode() && s.cache.urls().is_none_or(|u| u.is_empty());
         if !empty {
             s.held = false;
         } else if changed
@@ -403,15 +399,8 @@ impl NamingState {
             s.held = true;
             return Ok(());
         }
-        s.tx.send_if_modified(|snap| {
-            let had_error = snap.error.take().is_some();
-            if changed || snap.urls.is_none() {
-                snap.urls = urls;
-                true
-            } else {
-                had_error
-            }
-        });
+        let cache = &s.cache;
+        s.tx.send_if_modified(|snap| snap.take_from(cache, changed));
         Ok(())
     }
 
@@ -753,8 +742,21 @@ struct GrpcSource {
 
 impl ChangeSource for GrpcSource {
     fn watch(&self, service: &str) -> watch::Receiver<ServiceSnapshot> {
+        self.watch_mode(service, false)
+    }
+
+    fn watch_instances(&self, service: &str) -> watch::Receiver<ServiceSnapshot> {
+        self.watch_mode(service, true)
+    }
+}
+
+impl GrpcSource {
+    fn watch_mode(&self, service: &str, instances: bool) -> watch::Receiver<ServiceSnapshot> {
         let mut subs = self.shared.naming.subs.lock();
         if let Some(s) = subs.get(service) {
+            if s.cache.is_instances_mode() != instances {
+                warn!(service = %service, "nacos service watched both as an application and as an interface-level name; the second watch sees the first one's form");
+            }
             return s.tx.subscribe();
         }
         let (tx, rx) = watch::channel(ServiceSnapshot::default());
@@ -762,7 +764,11 @@ impl ChangeSource for GrpcSource {
             service.to_owned(),
             Subscribed {
                 tx: Arc::new(tx),
-                cache: InstanceCache::new(),
+                cache: if instances {
+                    InstanceCache::for_instances()
+                } else {
+                    InstanceCache::new()
+                },
                 done: 0,
                 held: false,
             },
