@@ -6,7 +6,7 @@
 //! - [`TraceSource::Generated`] (always available): each call is the root of a new trace
 //!   with random ids (sampled by default), logged as the `trace_id` field of a debug span
 //!   `dubbo.call`: enough to find one call in the traces of providers that trace;
-//! - [`TraceSource::OpenTelemetry`] (feature `opentelemetry`): each call is a client span
+//! - `TraceSource::OpenTelemetry` (feature `opentelemetry`): each call is a client span
 //!   (`tracing` span `dubbo.call`, OpenTelemetry name `interface/method`, kind client) made
 //!   under the current span through `tracing-opentelemetry`; its trace id, span id, sampled
 //!   flag and trace state are sent, so a provider's spans join the caller's trace. Without a

@@ -250,7 +250,7 @@ impl ConsumerMetrics {
     }
 
     /// The metrics of the service `consumer` references (its `application`, `interface`,
-    /// `group`, `version`; the process [`identity`]'s application when it names none). The
+    /// `group`, `version`; the process [`identity()`]'s application when it names none). The
     /// same key gives the same instance while one is alive; the options of the first
     /// creation stay.
     pub fn for_consumer(consumer: &Url, options: MetricsOptions) -> Arc<ConsumerMetrics> {

@@ -3,7 +3,7 @@
 //! - Dubbo's metrics, under Java's names and labels ([`names`]), through the [`metrics`]
 //!   facade: install a recorder (e.g. `metrics-exporter-prometheus`) **before** creating
 //!   registries and consumers, since handles created while no recorder is installed stay
-//!   no-ops. [`identity`] holds the application labels; [`RegistryOpMetrics`] the register and
+//!   no-ops. [`identity()`] holds the application labels; [`RegistryOpMetrics`] the register and
 //!   subscribe counts of a registry; [`RtGauges`] the response-time gauges every measured
 //!   operation shares.
 //! - Process-wide counters (cheap relaxed atomics) for the CLI: [`snapshot`].
