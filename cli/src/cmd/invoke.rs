@@ -175,7 +175,9 @@ pub struct ProtocolFactory {
 /// The protocols `invoke` can call (`tri` per `--proto`: IDL mode, else wrapper mode).
 pub fn protocols(a: &Args) -> anyhow::Result<ProtocolFactory> {
     let mut factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>> = BTreeMap::new();
-    let tls = a.tls.config();
+    let target = Url::parse(&a.target)
+        .map_err(|e| anyhow!("invalid TARGET {:?}: {e}", redact(&a.target)))?;
+    let tls = a.tls.config_for(&target)?;
     let dubbo = protocol_dubbo::DubboInvokerFactory::with_options(protocol_dubbo::DubboOptions {
         max_payload: a.limits.max_payload,
         hessian: a.limits.hessian(),
