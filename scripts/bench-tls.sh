@@ -4,7 +4,8 @@
 # certificate made here with the openssl CLI), both serving dubbo and tri; the release
 # `dubbo-registry invoke --repeat N --concurrency C --json` calls DemoService.sayHello on each, in
 # alternating rounds, with 1 and 64 calls in flight, over Dubbo2 and Triple. Prints one JSON line per
-# run and a table.
+# run and a table (calls/s, p50, p99, and the client's CPU time per call, the steadier number on a
+# busy machine).
 #
 #   bash scripts/bench-tls.sh [ROUNDS (3)] [CALLS_1 (4000)] [CALLS_64 (20000)]
 #
@@ -99,8 +100,8 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$RESULTS" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("| protocol | in flight | round | plaintext calls/s, p50, p99 | TLS calls/s, p50, p99 | TLS / plaintext |")
-print("|---|---|---|---|---|---|")
+print("| protocol | in flight | round | plaintext calls/s, p50, p99 | TLS calls/s, p50, p99 | calls/s TLS / plaintext | client CPU µs per call, plaintext / TLS |")
+print("|---|---|---|---|---|---|---|")
 key = lambda r: (r["protocol"], r["stats"]["concurrency"], r["round"])
 by = {}
 for r in rows:
@@ -108,5 +109,6 @@ for r in rows:
 for (p, c, rnd), m in sorted(by.items()):
     a, b = m["no"], m["yes"]
     fmt = lambda s: f'{s["calls_per_sec"]:,.0f}, {s["p50_us"]:.0f} µs, {s["p99_us"]:.0f} µs'
-    print(f'| {p} | {c} | {rnd} | {fmt(a)} | {fmt(b)} | {b["calls_per_sec"] / a["calls_per_sec"]:.2f} |')
+    cpu = f'{a["cpu_us_per_call"]:.1f} / {b["cpu_us_per_call"]:.1f}'
+    print(f'| {p} | {c} | {rnd} | {fmt(a)} | {fmt(b)} | {b["calls_per_sec"] / a["calls_per_sec"]:.2f} | {cpu} |')
 EOF
