@@ -1,9 +1,11 @@
 //! `dubbo-registry`: inspect Dubbo registries (ZooKeeper, Nacos, memory), watch changes,
 //! register URLs, run the demo, the conformance vectors and the benchmarks.
 
+mod app_factory;
 mod cmd;
 mod config_factory;
 mod conformance;
+mod levels;
 mod registry_factory;
 mod safe_text;
 
@@ -34,7 +36,10 @@ enum Command {
     /// Read, watch and write rules in the config centre (the registry by default).
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
-    Invoke(cmd::invoke::Args),
+    Invoke(Box<cmd::invoke::Args>),
+    /// Application-level discovery: the applications, one application's instances and services,
+    /// or the applications an interface maps to.
+    Apps(cmd::apps::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -56,7 +61,8 @@ fn main() -> std::process::ExitCode {
         Command::Register(a) => cmd::register::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Config(a) => cmd::config::run(a),
-        Command::Invoke(a) => cmd::invoke::run(a),
+        Command::Invoke(a) => cmd::invoke::run(*a),
+        Command::Apps(a) => cmd::apps::run(a),
     };
     match result {
         Ok(code) => code,

@@ -17,10 +17,10 @@ use transport_tls::{TlsConfig, TlsMode};
 
 fn factory(tls: &TlsConfig) -> TripleInvokerFactory {
     let schema = ProtoSchema::load(&[common::proto_dir().join("test.proto")]).unwrap();
-    TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
-        schema: Arc::new(schema),
-        service: "tritest.Greeter".to_owned(),
-    }))
+    TripleInvokerFactory::new(PayloadMode::Idl(IdlService::new(
+        Arc::new(schema),
+        "tritest.Greeter",
+    )))
     .with_tls(tls)
     .unwrap()
 }

@@ -100,6 +100,14 @@ impl RecordingFactory {
         !of_port.is_empty() && of_port.iter().all(|i| i.is_destroyed())
     }
 
+    /// (invokers referred, invokers destroyed) for `port`.
+    pub fn referred(&self, port: i32) -> (usize, usize) {
+        let made = self.made();
+        let of_port: Vec<_> = made.iter().filter(|i| i.url.port() == port).collect();
+        let destroyed = of_port.iter().filter(|i| i.is_destroyed()).count();
+        (of_port.len(), destroyed)
+    }
+
     fn made(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Recording>>> {
         self.made.lock().unwrap_or_else(|e| e.into_inner())
     }

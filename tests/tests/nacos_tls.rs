@@ -165,8 +165,6 @@ async fn an_untrusted_server_certificate_is_a_clear_error() {
 
     // A CA file that does not exist is named when the registry is made.
     let missing = "&nacos.remote.client.rpc.tls.trustCollectionChainPath=/nonexistent/ca.pem";
-    let e = nacos_registry(&fronts.url(&ns, missing))
-        .err()
-        .expect("a missing CA file");
+    let e = nacos_registry(&fronts.url(&ns, missing)).expect_err("a missing CA file");
     assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
 }

@@ -109,8 +109,7 @@ async fn register_and_subscribe_over_tls_with_a_client_certificate() {
     );
     let e = ZookeeperRegistry::connect(&zk.url(&root, &no_cert))
         .await
-        .err()
-        .expect("a server requiring client certificates refuses us");
+        .expect_err("a server requiring client certificates refuses us");
     assert!(
         e.to_string().contains("requires a client certificate"),
         "{e}"
@@ -125,15 +124,13 @@ async fn register_and_subscribe_over_tls_with_a_client_certificate() {
     );
     let e = ZookeeperRegistry::connect(&zk.url(&root, &wrong_ca))
         .await
-        .err()
-        .expect("an untrusted server certificate");
+        .expect_err("an untrusted server certificate");
     assert!(e.to_string().contains("not signed by a trusted CA"), "{e}");
 
     // A missing CA file is named.
     let missing = "&zookeeper.ssl.trustStore.location=/nonexistent/ca.pem";
     let e = ZookeeperRegistry::connect(&zk.url(&root, missing))
         .await
-        .err()
-        .expect("a missing CA file");
+        .expect_err("a missing CA file");
     assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
 }

@@ -1,6 +1,8 @@
 //! Handshakes against an in-process rustls server with certificates made at test time: what
 //! is accepted, and the error each bad certificate or refusal gives.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use tests::certs::TestCa;

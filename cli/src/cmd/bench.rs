@@ -157,6 +157,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let dubbo = super::bench_dubbo::offline(GLOBAL, budget)?;
     let dubbo_calls = super::bench_dubbo::calls(GLOBAL, a.dubbo_peer.as_deref(), a.quick)?;
     let triple = super::bench_triple::offline(GLOBAL, budget)?;
+    let app = super::bench_app::run(GLOBAL, 1000, 50, if a.quick { 20 } else { 100 })?;
     let triple_calls = match &a.triple_peer {
         Some(addr) => super::bench_triple::calls(GLOBAL, addr, a.quick)?,
         None => Value::Null,
@@ -174,6 +175,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "memory": [{"providers": MEMORY_PROVIDERS, "bytes_per_provider": round1(url_bytes)}],
             "dubbo2": {"offline": dubbo, "calls": dubbo_calls},
             "triple": {"offline": triple, "calls": triple_calls},
+            "application_level": app,
         });
         println!("{}", serde_json::to_string(&doc)?);
         return Ok(ExitCode::SUCCESS);
@@ -210,6 +212,19 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "providers", "bytes/provider URL", "bytes/provider in a directory (no URL)"
     );
     println!("{MEMORY_PROVIDERS:>10} {url_bytes:>22.1} {dir_bytes:>40.1}");
+    println!();
+    println!("application level (1 application x 1,000 instances x 50 interfaces, 50 subscriptions, in process)");
+    println!(
+        "{:>14} {:>26} {:>28} {:>20}",
+        "first lists ms", "restart, same services us", "restart, own revision us", "bytes/instance"
+    );
+    println!(
+        "{:>14} {:>26} {:>28} {:>20}",
+        app["first_lists_ms"],
+        app["restart_same_services_us"],
+        app["restart_new_revision_us"],
+        app["bytes_per_instance"]
+    );
     print_dubbo(&dubbo, &dubbo_calls);
     println!();
     println!("triple (offline, one thread)");

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
+pub mod apps;
 pub mod bench;
+pub mod bench_app;
 pub mod bench_dubbo;
 pub mod bench_measure;
 pub mod bench_triple;

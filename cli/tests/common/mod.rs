@@ -11,6 +11,9 @@ pub mod dubbo;
 /// The value table and helpers of the interop tests with the real Java and Go Dubbo peers.
 pub mod interop;
 
+/// Helpers of the application-level tests against the real Java peers.
+pub mod app;
+
 /// The grpcio and Node Triple peers and the test `.proto` files.
 #[path = "../../../protocol-triple/tests/common/mod.rs"]
 pub mod triple;

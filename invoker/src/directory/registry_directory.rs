@@ -68,6 +68,8 @@ pub struct RegistryDirectory {
     directory_url: ArcSwap<Url>,
     state: Mutex<State>,
     ready: watch::Sender<bool>,
+    /// Increases with every snapshot published (providers, rules, forbidden, destroyed).
+    changes: watch::Sender<u64>,
     provider_apps: watch::Sender<Vec<String>>,
     destroyed: AtomicBool,
     cancel: CancellationToken,
@@ -125,6 +127,7 @@ impl RegistryDirectory {
             factory
         };
         let (ready, _) = watch::channel(false);
+        let (changes, _) = watch::channel(0u64);
         let (provider_apps, _) = watch::channel(Vec::new());
         let joiner = options
             .group_joiner
@@ -142,6 +145,7 @@ impl RegistryDirectory {
             snapshot: ArcSwap::from_pointee(Snapshot::empty(Phase::Waiting)),
             state: Mutex::new(State::default()),
             ready,
+            changes,
             provider_apps,
             destroyed: AtomicBool::new(false),
             cancel: CancellationToken::new(),
@@ -309,6 +313,7 @@ impl RegistryDirectory {
                 current.with_routing(Arc::new(routing.with_chain(Arc::new(chain), &current.all)))
             {
                 self.snapshot.store(Arc::new(snap));
+                self.changed();
                 crate::metrics::snapshot_published();
                 return;
             }
@@ -366,6 +371,22 @@ impl RegistryDirectory {
     /// Number of provider URLs currently held (valid or not).
     pub fn provider_count(&self) -> usize {
         self.state.lock().table.len()
+    }
+
+    /// Number of invokers of the current snapshot, before routing (Dubbo's
+    /// `getAllInvokers().size()`); 0 while waiting, forbidden or destroyed. No lock.
+    pub fn invoker_count(&self) -> usize {
+        self.snapshot.load().all.len()
+    }
+
+    /// A receiver that sees a new value after every published snapshot (a providers list,
+    /// a rule change, `empty://`, destruction).
+    pub fn watch_changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|g| *g += 1);
     }
 
     /// True once the first providers notification was applied (or the directory was
@@ -513,6 +534,7 @@ impl RegistryDirectory {
             let retired = st.table.clear();
             self.snapshot
                 .store(Arc::new(Snapshot::empty(Phase::Forbidden)));
+            self.changed();
             self.mark_ready();
             destroy_all(retired);
             return;
@@ -618,6 +640,7 @@ impl RegistryDirectory {
         };
         let snap = build(st.table.entries(), st.table.has_shared(), &ctx);
         self.snapshot.store(Arc::new(snap));
+        self.changed();
         crate::metrics::snapshot_published();
         tracing::debug!(
             service = self.consumer.service_interface().unwrap_or(""),
@@ -667,6 +690,7 @@ impl RegistryDirectory {
         };
         self.snapshot
             .store(Arc::new(Snapshot::empty(Phase::Destroyed)));
+        self.changed();
         self.mark_ready();
         destroy_all(retired);
         self.unregister_in_background();

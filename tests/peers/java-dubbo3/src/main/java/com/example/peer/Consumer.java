@@ -40,7 +40,8 @@ import org.apache.dubbo.rpc.service.GenericService;
  * it is on the classpath, else generic {@code $invoke}) REPEAT times with CONCURRENCY threads after WARMUP calls
  * and prints one JSON line: the last result or exception, response attachments, calls/s, p50/p99, errors and the
  * providers that answered. {@code --mode list} subscribes and prints the provider list the consumer ends up with
- * (addresses and URL parameters) as one JSON line once it has stopped changing.
+ * (addresses and URL parameters) as one JSON line once it has stopped changing. {@code --mode watch} subscribes,
+ * prints {@code READY}, then the current list as one JSON line for every line read from stdin, until stdin ends.
  * Exit code: 0 result, 1 business exception, 2 RPC or usage error.
  */
 public final class Consumer {
@@ -150,6 +151,12 @@ public final class Consumer {
         if ("list".equals(a.get("mode", "call"))) {
             return list(a, ref);
         }
+        if ("watch".equals(a.get("mode", "call"))) {
+            return watch(ref);
+        }
+        if ("first-success".equals(a.get("mode", "call"))) {
+            return firstSuccess(a, iface, proxy);
+        }
         return call(a, ref, iface, proxy);
     }
 
@@ -178,6 +185,20 @@ public final class Consumer {
             }
             Thread.sleep(100);
         }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // --mode watch: a running consumer's list, on demand (what a consumer that was already running holds).
+
+    private static int watch(ReferenceConfig<Object> ref) throws java.io.IOException {
+        System.out.println("READY");
+        System.out.flush();
+        java.io.BufferedReader in = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        while (in.readLine() != null) {
+            Peer.line(Json.write(snapshot(ref.getInvoker())));
+        }
+        return 0;
     }
 
     /** What the consumer's directories hold now: the current one, and both sides of a migration invoker. */
@@ -232,6 +253,55 @@ public final class Consumer {
         }
         out.addAll(sorted.values());
         return out;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // --mode first-success
+
+    /**
+     * Prints {@code READY {}} once subscribed, then calls METHOD (no arguments) every millisecond until one call
+     * succeeds, and prints {@code {"first_success_ms": <epoch ms>, "attempts": N, "provider": ...}} (exit 0), or
+     * {@code {"error": ...}} after {@code --wait-ms} (exit 2). For measuring how soon a new provider is called.
+     */
+    private static int firstSuccess(Args a, Class<?> iface, Object proxy) throws Exception {
+        String methodName = a.get("method", "whoAmI");
+        Map<String, String> attachments = a.pairs("attachment");
+        long deadline = System.currentTimeMillis() + a.getInt("wait-ms", 60000);
+        Call call;
+        if (iface != null) {
+            Method m = find(iface, methodName, null, 0);
+            call = () -> m.invoke(proxy);
+        } else {
+            GenericService g = (GenericService) proxy;
+            call = () -> g.$invoke(methodName, new String[0], new Object[0]);
+        }
+        Peer.line("READY {}");
+        long attempts = 0;
+        while (System.currentTimeMillis() < deadline) {
+            attempts++;
+            for (Map.Entry<String, String> e : attachments.entrySet()) {
+                RpcContext.getClientAttachment().setAttachment(e.getKey(), e.getValue());
+            }
+            RecordFilter.LAST.remove();
+            try {
+                Object r = call.run();
+                long at = System.currentTimeMillis();
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("first_success_ms", at);
+                out.put("attempts", attempts);
+                out.put("provider", RecordFilter.LAST.get());
+                out.put("result", Json.out(r));
+                Peer.line(Json.write(out));
+                return 0;
+            } catch (Throwable t) {
+                Thread.sleep(1);
+            }
+        }
+        Map<String, Object> err = new LinkedHashMap<>();
+        err.put("error", "no successful call within --wait-ms");
+        err.put("attempts", attempts);
+        Peer.line(Json.write(err));
+        return 2;
     }
 
     // ---------------------------------------------------------------------------------------------
