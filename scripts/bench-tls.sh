@@ -41,7 +41,8 @@ trap cleanup EXIT
     openssl pkcs8 -topk8 -nocrypt -in server.key -out server.p8.key
 )
 
-# start NAME ARGS...: a provider in the background; waits for READY, prints "DUBBO_PORT TRI_PORT".
+# start NAME ARGS...: a provider in the background (its pid kept for the cleanup); waits for READY
+# and writes "DUBBO_PORT TRI_PORT" to $WORK/NAME.ports.
 start() {
     local name=$1 out
     shift
@@ -51,7 +52,7 @@ start() {
     PIDS+=($!)
     for _ in $(seq 1 120); do
         if grep -q '^READY ' "$out"; then
-            sed -n 's/^READY //p' "$out" | python3 -c 'import json,sys; p=json.load(sys.stdin)["ports"]; print(p["dubbo"], p["tri"])'
+            sed -n 's/^READY //p' "$out" | python3 -c 'import json,sys; p=json.load(sys.stdin)["ports"]; print(p["dubbo"], p["tri"])' >"$WORK/$name.ports"
             return
         fi
         grep -q '^FAILED' "$out" && { cat "$out" "$WORK/$name.err" >&2; exit 1; }
@@ -61,9 +62,10 @@ start() {
     exit 1
 }
 
-read -r PLAIN_DUBBO PLAIN_TRI < <(start plain)
-read -r TLS_DUBBO TLS_TRI < <(start tls --ssl-server-cert "$WORK/server.pem" \
-    --ssl-server-key "$WORK/server.p8.key" --ssl-enabled true)
+start plain
+start tls --ssl-server-cert "$WORK/server.pem" --ssl-server-key "$WORK/server.p8.key" --ssl-enabled true
+read -r PLAIN_DUBBO PLAIN_TRI <"$WORK/plain.ports"
+read -r TLS_DUBBO TLS_TRI <"$WORK/tls.ports"
 
 run() { # protocol port in_flight calls tls(yes|no)
     local flags=()
