@@ -6,6 +6,7 @@ mod cmd;
 mod config_factory;
 mod conformance;
 mod levels;
+mod observe;
 mod registry_factory;
 mod safe_text;
 

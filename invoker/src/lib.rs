@@ -16,7 +16,9 @@
 //! - [`mock`]: force/fail mock decisions and mock values;
 //! - [`router`]: routers applied when a directory snapshot is built (incl. the mock selector);
 //! - [`loadbalance`]: random, roundrobin, leastactive, shortestresponse, consistenthash, p2c;
-//! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future.
+//! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future, TraceContext (W3C
+//!   `traceparent`/`tracestate`, [`trace_context`]);
+//! - [`metrics`]: Dubbo's consumer and directory metrics under Java's names.
 
 pub mod cluster;
 pub mod directory;
@@ -29,3 +31,4 @@ pub mod mock;
 pub mod router;
 pub mod rpc;
 pub mod status;
+pub mod trace_context;

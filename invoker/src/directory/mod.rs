@@ -47,6 +47,7 @@ pub mod condition_match;
 pub mod config_parser;
 pub mod configurator;
 mod group_join;
+mod health;
 pub mod merge;
 mod options;
 mod registry_directory;
@@ -60,6 +61,7 @@ pub(crate) mod test_support;
 mod tests;
 
 pub use group_join::ClusterGroupJoiner;
+pub use health::{DirectoryHealth, DirectoryPhase};
 pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
 pub use registry_directory::{ConfiguratorScope, RegistryDirectory, SUBSCRIBE_CATEGORIES};
 pub use rules::RuleWatcher;
