@@ -16,7 +16,9 @@
 //! - [`mock`]: force/fail mock decisions and mock values;
 //! - [`router`]: routers applied when a directory snapshot is built (incl. the mock selector);
 //! - [`loadbalance`]: random, roundrobin, leastactive, shortestresponse, consistenthash, p2c;
-//! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future.
+//! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future;
+//! - `tower` (feature `tower`): the cluster invoker as a `tower::Service`, a directory as a
+//!   `tower::discover` stream.
 
 pub mod cluster;
 pub mod directory;
@@ -29,3 +31,5 @@ pub mod mock;
 pub mod router;
 pub mod rpc;
 pub mod status;
+#[cfg(feature = "tower")]
+pub mod tower;

@@ -214,6 +214,6 @@ async fn e2e_nacos_java_providers() {
         tests::unique("dubbo-e2e")
     ))
     .unwrap();
-    let registry = registry_nacos::nacos_registry(&url).expect("nacos");
+    let registry = registry_nacos::NacosRegistry::new(&url).expect("nacos");
     scenario(Arc::new(registry), "e2e_nacos_java_providers").await;
 }

@@ -185,8 +185,8 @@ async fn tri_through_nacos() {
         tests::unique("tri-nacos")
     ))
     .unwrap();
-    let p = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
-    let c = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
+    let p = Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap());
+    let c = Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap());
     scenario(p, c, "tri_through_nacos").await;
 }
 

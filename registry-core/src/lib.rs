@@ -19,7 +19,7 @@
 //!   watch of a key in a group, like Dubbo's DynamicConfiguration) and its in-process
 //!   [`MemoryConfigCenter`];
 //! - the bounded YAML reader every config-centre rule kind goes through ([`rule_yaml`]);
-//! - [`MemoryRegistry`] (`memory://`, [`memory::connect`]), an in-process registry with the
+//! - [`MemoryRegistry`] (`memory://`, [`MemoryRegistry::connect`]), an in-process registry with the
 //!   same semantics, built as a [`RegistryBackend`] inside [`FailbackRegistry`].
 //!
 //! Contract in one paragraph: a subscriber receives, per category, the complete current list

@@ -87,7 +87,7 @@ pub mod source;
 pub mod subscribe;
 pub mod transport;
 
-pub use backend::{nacos_registry, NacosBackend, NacosRegistry};
+pub use backend::{NacosBackend, NacosRegistry};
 pub use client::NacosClient;
 pub use config::NacosConfig;
 pub use config_center::NacosConfigCenter;

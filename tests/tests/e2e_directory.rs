@@ -229,8 +229,8 @@ async fn e2e_nacos() {
         tests::unique("e2e-nacos")
     ))
     .unwrap();
-    let providers = registry_nacos::nacos_registry(&url).expect("nacos provider side");
-    let consumers = registry_nacos::nacos_registry(&url).expect("nacos consumer side");
+    let providers = registry_nacos::NacosRegistry::new(&url).expect("nacos provider side");
+    let consumers = registry_nacos::NacosRegistry::new(&url).expect("nacos consumer side");
     scenario(
         Arc::new(providers),
         Arc::new(consumers),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use registry_core::{Registry, RegistryBackend, Url};
-use registry_nacos::{nacos_registry, NacosBackend};
+use registry_nacos::{NacosBackend, NacosRegistry};
 use tests::contract::{consumer_url, Watch};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -176,7 +176,7 @@ async fn broken_replies_keep_the_last_good_list_and_recover() {
         fake.addr
     ))
     .unwrap();
-    let r = nacos_registry(&url).unwrap();
+    let r = NacosRegistry::new(&url).unwrap();
     let mut sub = r.subscribe(&consumer()).await.unwrap();
     let first = sub.next().await.unwrap();
     assert_eq!(&*first.category, "providers");
@@ -205,7 +205,7 @@ async fn backoff_slows_polling_of_a_failing_server() {
         fake.addr
     ))
     .unwrap();
-    let r = nacos_registry(&url).unwrap();
+    let r = NacosRegistry::new(&url).unwrap();
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
     w.until("first list", T, |w| w.addresses("providers").len() == 1)
         .await;
@@ -229,7 +229,7 @@ async fn tokens_are_renewed_on_403_and_before_the_ttl_ends() {
         fake.addr
     ))
     .unwrap();
-    let r = nacos_registry(&url).unwrap();
+    let r = NacosRegistry::new(&url).unwrap();
     assert!(!format!("{r:?}").contains("s3cr3t-pw"));
     assert!(!r.url().to_string().contains("s3cr3t-pw"));
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());

@@ -20,7 +20,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use prost::Message;
 use registry_core::{Registry, Url};
 use registry_nacos::grpc::proto::Payload;
-use registry_nacos::nacos_registry;
+use registry_nacos::NacosRegistry;
 use serde_json::{json, Value};
 use tests::contract::{consumer_url, provider_url, Watch};
 use tokio::net::TcpListener;
@@ -384,7 +384,7 @@ fn consumer() -> Url {
 async fn pushes_are_acked_and_bad_ones_lose_nothing() {
     let fake = Fake::start().await;
     *fake.script.hosts.lock().unwrap() = vec![20001];
-    let r = nacos_registry(&fake.url("")).unwrap();
+    let r = NacosRegistry::new(&fake.url("")).unwrap();
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
     w.until("seeded from the subscribe reply", T, |w| {
         w.addresses("providers").len() == 1
@@ -444,7 +444,7 @@ async fn pushes_are_acked_and_bad_ones_lose_nothing() {
 async fn a_server_that_stops_reading_its_stream_cannot_hold_the_session() {
     let fake = Fake::start().await;
     *fake.script.hosts.lock().unwrap() = vec![20001];
-    let r = nacos_registry(&fake.url("")).unwrap();
+    let r = NacosRegistry::new(&fake.url("")).unwrap();
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
     w.until("seeded from the subscribe reply", T, |w| {
         w.addresses("providers").len() == 1
@@ -477,7 +477,7 @@ async fn a_server_that_stops_reading_its_stream_cannot_hold_the_session() {
 async fn a_stream_reset_mid_push_reconnects_and_resubscribes_keeping_the_list() {
     let fake = Fake::start().await;
     *fake.script.hosts.lock().unwrap() = vec![20001];
-    let r = nacos_registry(&fake.url("")).unwrap();
+    let r = NacosRegistry::new(&fake.url("")).unwrap();
     r.register(&provider_url("P", 20880, "")).await.unwrap();
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
     w.until("first list", T, |w| w.addresses("providers").len() == 1)
@@ -517,7 +517,7 @@ async fn a_stream_reset_mid_push_reconnects_and_resubscribes_keeping_the_list() 
 async fn a_refused_registration_says_why_and_failback_keeps_retrying() {
     let fake = Fake::start().await;
     fake.script.refuse_metadata.store(true, Ordering::SeqCst);
-    let r = nacos_registry(&fake.url("")).unwrap();
+    let r = NacosRegistry::new(&fake.url("")).unwrap();
     let e = r
         .register(&provider_url("Big", 20881, ""))
         .await
@@ -526,7 +526,7 @@ async fn a_refused_registration_says_why_and_failback_keeps_retrying() {
     assert!(msg.contains("1024") && msg.contains("400"), "{msg}");
     r.destroy().await;
 
-    let r = nacos_registry(&fake.url("&check=false")).unwrap();
+    let r = NacosRegistry::new(&fake.url("&check=false")).unwrap();
     r.register(&provider_url("Big", 20881, "")).await.unwrap();
     let n = fake.script.registers.load(Ordering::SeqCst);
     tests::eventually("failback retries", T, || async {
@@ -546,7 +546,7 @@ async fn a_refused_registration_says_why_and_failback_keeps_retrying() {
 async fn a_server_that_never_finishes_setup_is_a_clear_error() {
     let fake = Fake::start().await;
     fake.script.never_setup.store(true, Ordering::SeqCst);
-    let r = nacos_registry(&fake.url("")).unwrap();
+    let r = NacosRegistry::new(&fake.url("")).unwrap();
     let started = std::time::Instant::now();
     let e = r
         .subscribe(&consumer_url("S", "providers", "check=true"))
@@ -569,7 +569,7 @@ async fn a_10k_instance_service_with_dubbo_sized_metadata_decodes() {
     *fake.script.hosts.lock().unwrap() = (20000..30000).collect();
     // Generous: building and parsing ~10 MB of JSON in a debug build on a loaded machine can
     // take longer than 10 s, and a timed-out reply is retried from scratch.
-    let r = nacos_registry(&fake.url("&nacos.request-timeout=60000")).unwrap();
+    let r = NacosRegistry::new(&fake.url("&nacos.request-timeout=60000")).unwrap();
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
     // ~10 MB of JSON: more than tonic's default 4 MiB decoding limit.
     w.until("10,000 providers", Duration::from_secs(180), |w| {
@@ -584,7 +584,7 @@ async fn persistent_instances_use_persistent_instance_request_when_advertised() 
     let fake = Fake::start().await;
     *fake.script.abilities.lock().unwrap() =
         Some(json!({"supportPersistentInstanceByGrpc": true, "fuzzyWatch": false}));
-    let r = nacos_registry(&fake.url("")).unwrap();
+    let r = NacosRegistry::new(&fake.url("")).unwrap();
     let persistent = provider_url("P", 20890, "ephemeral=false");
     r.register(&persistent).await.unwrap();
     r.register(&provider_url("P", 20891, "")).await.unwrap();
@@ -633,7 +633,7 @@ async fn a_wildcard_subscription_uses_fuzzy_watch_when_advertised() {
         per.insert("providers:S:1.0:".into(), vec![21001]);
         per.insert("providers:S:2.0:".into(), vec![21002]);
     }
-    let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
+    let r = NacosRegistry::new(&fake.url("&nacos.scan-interval=200")).unwrap();
     let mut w = Watch::subscribe(&r, &consumer_url("S", "providers", "version=*")).await;
     w.until("the service of the initial sync", T, |w| {
         w.addresses("providers").len() == 1
@@ -731,7 +731,7 @@ async fn without_the_abilities_persistent_goes_to_http_and_wildcards_scan() {
     let fake = Fake::start().await;
     *fake.script.hosts.lock().unwrap() = vec![20001];
     // No ability table at all (rnacos, Java before 2.3): no fuzzy watch, service-list scans.
-    let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
+    let r = NacosRegistry::new(&fake.url("&nacos.scan-interval=200")).unwrap();
     let mut w = Watch::subscribe(&r, &consumer_url("S", "providers", "version=*")).await;
     w.until("the scanned service", T, |w| {
         w.addresses("providers").len() == 1
@@ -763,7 +763,7 @@ async fn a_refused_fuzzy_watch_falls_back_to_scans() {
     *fake.script.hosts.lock().unwrap() = vec![20001];
     *fake.script.abilities.lock().unwrap() = Some(json!({"fuzzyWatch": true}));
     fake.script.refuse_fuzzy.store(true, Ordering::SeqCst);
-    let r = nacos_registry(&fake.url("&nacos.scan-interval=200")).unwrap();
+    let r = NacosRegistry::new(&fake.url("&nacos.scan-interval=200")).unwrap();
     let mut w = Watch::subscribe(&r, &consumer_url("S", "providers", "version=*")).await;
     w.until("the scanned service", T, |w| {
         w.addresses("providers").len() == 1

@@ -437,7 +437,8 @@ mod nacos {
         ns: &str,
     ) -> (Arc<dyn Registry>, SharedConfigCenter) {
         let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
-        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
+        let registry: Arc<dyn Registry> =
+            Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap());
         let cc: SharedConfigCenter = Arc::new(
             registry_nacos::NacosConfigCenter::connect(&url)
                 .await

@@ -10,17 +10,17 @@
 //!   `$invoke` with `--generic`.
 //! - Exit codes: 0 result, 1 business exception thrown by the provider, 2 RPC or usage error.
 //!
-//! Protocol-neutral: providers are referred through [`ProtocolFactory`], a small `protocol ->
-//! InvokerFactory` table ([`protocols`]); another protocol plugs in with one entry there.
+//! Built on the front door: a registry TARGET becomes a [`dubbo_consumer::Reference`], and
+//! providers are referred through [`dubbo_consumer::Protocols`] ([`protocols`]: `dubbo`, and
+//! `tri` with the Triple options); another protocol plugs in with one entry there.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
-use invoker::cluster;
-use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
+use dubbo_consumer::{Protocols, Reference, ReferenceBuilder};
+use invoker::directory::Directory;
 use invoker::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
 use registry_core::Url;
 use serde_json::{json, Value};
@@ -32,7 +32,7 @@ use registry_core::url::secret::redact;
 /// Registry URL schemes (anything else is a provider URL).
 const REGISTRY_PROTOCOLS: &[&str] = &["zookeeper", "nacos", "memory"];
 /// Dubbo's default `retries` for failover.
-const DEFAULT_RETRIES: i64 = 2;
+const DEFAULT_RETRIES: u32 = 2;
 
 /// Arguments of `invoke`.
 #[derive(Debug, clap::Args)]
@@ -99,45 +99,10 @@ pub struct Args {
     triple: super::invoke_triple::TripleArgs,
 }
 
-/// `protocol -> InvokerFactory`: refers each provider URL through the factory of its protocol.
-#[derive(Debug)]
-pub struct ProtocolFactory {
-    factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>>,
-}
-
-/// The protocols `invoke` can call (`tri` per `--proto`: IDL mode, else wrapper mode).
-pub fn protocols(a: &Args) -> anyhow::Result<ProtocolFactory> {
-    let mut factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>> = BTreeMap::new();
-    factories.insert(
-        "dubbo",
-        Arc::new(protocol_dubbo::DubboInvokerFactory::new()),
-    );
-    factories.insert("tri", super::invoke_triple::factory(&a.triple, &a.service)?);
-    Ok(ProtocolFactory { factories })
-}
-
-impl ProtocolFactory {
-    /// The protocol names served.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.factories.keys().copied().collect()
-    }
-}
-
-impl InvokerFactory for ProtocolFactory {
-    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        let p = provider.protocol().unwrap_or("");
-        match self.factories.get(p) {
-            Some(f) => f.refer(provider),
-            None => Err(RpcError::new(
-                RpcErrorCode::Unknown,
-                format!(
-                    "unsupported protocol {p:?} of provider {} (supported: {})",
-                    provider.to_masked_identity_string(),
-                    self.names().join(", ")
-                ),
-            )),
-        }
-    }
+/// The protocols `invoke` can call: the front door's table ([`dubbo_consumer::Protocols`]),
+/// with `tri` per `--proto` (IDL mode, else wrapper mode) and the Triple options.
+pub fn protocols(a: &Args) -> anyhow::Result<Protocols> {
+    Ok(Protocols::new().with("tri", super::invoke_triple::factory(&a.triple, &a.service)?))
 }
 
 impl Args {
@@ -227,36 +192,6 @@ fn invocation(a: &Args) -> anyhow::Result<Invocation> {
     Ok(inv)
 }
 
-fn consumer_url(a: &Args) -> Url {
-    let mut b = Url::builder("consumer")
-        .host("127.0.0.1")
-        .path(&a.service)
-        .param("interface", &a.service)
-        .param("side", "consumer")
-        .param("category", "providers,configurators,routers")
-        .param("check", "false")
-        .param("application", "dubbo-registry-invoke")
-        .param("dubbo", "2.0.2")
-        .param("release", "3.3.1");
-    if let Some(g) = &a.group {
-        b = b.param("group", g);
-    }
-    if let Some(v) = &a.version {
-        b = b.param("version", v);
-    }
-    if let Some(p) = &a.protocol {
-        b = b.param("protocol", p);
-    }
-    if let Some(t) = a.timeout {
-        b = b.param("timeout", &t.to_string());
-    }
-    b = b.param(
-        "retries",
-        &a.retries.map_or(DEFAULT_RETRIES, i64::from).to_string(),
-    );
-    b.build()
-}
-
 fn provider_url(a: &Args) -> anyhow::Result<Url> {
     let mut u = Url::parse(&a.target)
         .map_err(|e| anyhow!("invalid provider URL {:?}: {e}", redact(&a.target)))?;
@@ -284,7 +219,7 @@ struct Opened {
     invoker: SharedInvoker,
     provider: Option<String>,
     attempts: u32,
-    dir: Option<Arc<RegistryDirectory>>,
+    reference: Option<Reference>,
     registry: Option<Arc<dyn registry_core::Registry>>,
 }
 
@@ -303,8 +238,8 @@ impl Opened {
     }
 
     async fn close(self) {
-        match self.dir {
-            Some(dir) => dir.destroy(),
+        match self.reference {
+            Some(r) => r.destroy(),
             None => self.invoker.destroy(),
         }
         if let Some(r) = self.registry {
@@ -316,35 +251,46 @@ impl Opened {
 async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
     let wait = Duration::from_secs(a.registry_timeout.max(1));
     let registry = registry_factory::connect(&a.target, wait).await?;
-    let consumer = consumer_url(a);
-    let factory: Arc<dyn InvokerFactory> = Arc::new(protocols(a)?);
-    let dir = RegistryDirectory::subscribe(
-        registry.clone(),
-        consumer,
-        factory,
-        DirectoryOptions {
-            register: false,
-            ready_timeout: wait,
-            ..DirectoryOptions::default()
-        },
-    )
-    .await
-    .map_err(|e| {
-        anyhow!(
-            "subscribe to {} in {} failed: {e}",
-            a.service,
-            redact(&a.target)
-        )
-    })?;
-    dir.wait_ready().await;
-    let invoker = cluster::join(dir.clone() as Arc<dyn Directory>);
+    let reference = reference(a)?
+        .build(registry.clone())
+        .await
+        .map_err(|e| anyhow!("{e}"))?;
+    reference.directory().wait_ready().await;
     Ok(Opened {
-        invoker,
+        invoker: reference.invoker(),
         provider: None,
         attempts: 1,
-        dir: Some(dir),
+        reference: Some(reference),
         registry: Some(registry),
     })
+}
+
+/// The reference through a registry: exactly the given group/version (absent means absent),
+/// the consumer not registered, no provider yet is no error (the call then says "No
+/// provider available"), Dubbo's 2 retries unless `--retries`.
+fn reference(a: &Args) -> anyhow::Result<ReferenceBuilder> {
+    let mut b = Reference::builder(a.service.as_str())
+        .host("127.0.0.1")
+        .application("dubbo-registry-invoke")
+        .check(false)
+        .register_consumer(false)
+        .ready_timeout(Duration::from_secs(a.registry_timeout.max(1)))
+        .without_config_center()
+        .protocols(protocols(a)?)
+        .retries(a.retries.unwrap_or(DEFAULT_RETRIES));
+    if let Some(g) = &a.group {
+        b = b.group(g);
+    }
+    if let Some(v) = &a.version {
+        b = b.version(v);
+    }
+    if let Some(p) = &a.protocol {
+        b = b.protocol(p);
+    }
+    if let Some(t) = a.timeout {
+        b = b.timeout(Duration::from_millis(t));
+    }
+    Ok(b)
 }
 
 fn open_direct(a: &Args) -> anyhow::Result<Opened> {
@@ -360,7 +306,7 @@ fn open_direct(a: &Args) -> anyhow::Result<Opened> {
         invoker,
         provider: url.address(),
         attempts: 1 + a.retries.unwrap_or(0),
-        dir: None,
+        reference: None,
         registry: None,
     })
 }

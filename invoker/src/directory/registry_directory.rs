@@ -69,6 +69,8 @@ pub struct RegistryDirectory {
     state: Mutex<State>,
     ready: watch::Sender<bool>,
     provider_apps: watch::Sender<Vec<String>>,
+    /// Counts published snapshots (for [`RegistryDirectory::watch_snapshots`]).
+    generation: watch::Sender<u64>,
     destroyed: AtomicBool,
     cancel: CancellationToken,
     registration: Mutex<Option<(Arc<dyn Registry>, Url)>>,
@@ -126,6 +128,7 @@ impl RegistryDirectory {
         };
         let (ready, _) = watch::channel(false);
         let (provider_apps, _) = watch::channel(Vec::new());
+        let (generation, _) = watch::channel(0);
         let joiner = options
             .group_joiner
             .clone()
@@ -143,6 +146,7 @@ impl RegistryDirectory {
             state: Mutex::new(State::default()),
             ready,
             provider_apps,
+            generation,
             destroyed: AtomicBool::new(false),
             cancel: CancellationToken::new(),
             registration: Mutex::new(None),
@@ -308,8 +312,7 @@ impl RegistryDirectory {
             if let Some(snap) =
                 current.with_routing(Arc::new(routing.with_chain(Arc::new(chain), &current.all)))
             {
-                self.snapshot.store(Arc::new(snap));
-                crate::metrics::snapshot_published();
+                self.store_snapshot(snap);
                 return;
             }
         }
@@ -342,6 +345,13 @@ impl RegistryDirectory {
         self.provider_apps.subscribe()
     }
 
+    /// A change notification for the snapshot [`Directory::list`] reads: the receiver sees a
+    /// new value (a count) after every published snapshot (new providers, rules,
+    /// configurators) and after [`RegistryDirectory::destroy`].
+    pub fn watch_snapshots(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
     /// The router URLs last notified (kept even without a router factory).
     pub fn router_urls(&self) -> Vec<Url> {
         self.state.lock().router_urls.clone()
@@ -366,6 +376,11 @@ impl RegistryDirectory {
     /// Number of provider URLs currently held (valid or not).
     pub fn provider_count(&self) -> usize {
         self.state.lock().table.len()
+    }
+
+    /// True once [`RegistryDirectory::destroy`] ran (or the directory was dropped).
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
     }
 
     /// True once the first providers notification was applied (or the directory was
@@ -617,13 +632,18 @@ impl RegistryDirectory {
             rules: self.chain_inputs(st),
         };
         let snap = build(st.table.entries(), st.table.has_shared(), &ctx);
-        self.snapshot.store(Arc::new(snap));
-        crate::metrics::snapshot_published();
+        self.store_snapshot(snap);
         tracing::debug!(
             service = self.consumer.service_interface().unwrap_or(""),
             providers = st.table.len(),
             "directory snapshot published"
         );
+    }
+
+    fn store_snapshot(&self, snap: Snapshot) {
+        self.snapshot.store(Arc::new(snap));
+        crate::metrics::snapshot_published();
+        self.generation.send_modify(|g| *g += 1);
     }
 
     fn update_provider_apps(&self, st: &State) {
@@ -667,6 +687,7 @@ impl RegistryDirectory {
         };
         self.snapshot
             .store(Arc::new(Snapshot::empty(Phase::Destroyed)));
+        self.generation.send_modify(|g| *g += 1);
         self.mark_ready();
         destroy_all(retired);
         self.unregister_in_background();

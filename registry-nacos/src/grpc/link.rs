@@ -132,14 +132,6 @@ fn grpc_target(server: &str, offset: i32) -> Result<(String, String), NacosError
     Ok((host.to_owned(), format!("{host}:{grpc}")))
 }
 
-/// The local IP used to reach `target` (no packet is sent).
-fn local_ip(target: &str) -> String {
-    std::net::UdpSocket::bind("0.0.0.0:0")
-        .and_then(|s| s.connect(target).map(|()| s))
-        .and_then(|s| s.local_addr())
-        .map_or_else(|_| "127.0.0.1".to_owned(), |a| a.ip().to_string())
-}
-
 fn transport_error(server: &str, what: &str, e: &dyn std::error::Error) -> NacosError {
     let mut reason = format!("{what}: {e}");
     let mut src = e.source();
@@ -173,7 +165,7 @@ impl Link {
                 op: "grpc connect",
             })?
             .map_err(|e| transport_error(server, "grpc connect failed", &e))?;
-        let client_ip: Arc<str> = local_ip(&target).into();
+        let client_ip: Arc<str> = registry_core::address::local_ip_for(&target).into();
         let (out, out_rx) = mpsc::channel::<Payload>(256);
         let mut link = Link {
             channel,
