@@ -132,7 +132,7 @@ cargo run -q -p cli --bin dubbo-registry -- demo --calls 50 --registry "nacos://
 if [[ -f ../shared/conformance/dubbo-vectors-public.json ]]; then
     log "conformance runner on ../shared/conformance"
     for f in ../shared/conformance/*.json; do
-        cargo run -q -p cli --bin dubbo-registry -- conformance "$f"
+        cargo run -q -p conformance --bin dubbo-conformance -- "$f"
     done
 else
     log "no ../shared/conformance: skipping the conformance runner"

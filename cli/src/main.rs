@@ -3,7 +3,6 @@
 
 mod cmd;
 mod config_factory;
-mod conformance;
 mod registry_factory;
 mod safe_text;
 
@@ -21,8 +20,6 @@ struct Cli {
 enum Command {
     /// Run the whole story on the embedded memory:// registry (or --registry URL), narrated.
     Demo(cmd::demo::Args),
-    /// Run conformance vectors (the format of dubbo-vectors-public.json) through the library.
-    Conformance(cmd::conformance::Args),
     /// List the current URLs of a service (providers, configurators, routers).
     List(cmd::list::Args),
     /// Watch a service: print every change until Ctrl-C.
@@ -41,16 +38,13 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // The demo narrates what happens; the library's own warnings (failover retries, mock
     // answers) would repeat it, so it shows errors only unless RUST_LOG says otherwise.
-    // The conformance runner provokes failures on purpose: its report is the output.
     init_logging(match cli.command {
         Command::Demo(_) => "error",
-        Command::Conformance(_) => "off",
         Command::Invoke(_) => "error",
         _ => "warn",
     });
     let result = match cli.command {
         Command::Demo(a) => cmd::demo::run(a),
-        Command::Conformance(a) => cmd::conformance::run(a),
         Command::List(a) => cmd::list::run(a),
         Command::Watch(a) => cmd::watch::run(a),
         Command::Register(a) => cmd::register::run(a),

@@ -5,7 +5,6 @@ pub mod bench_dubbo;
 pub mod bench_measure;
 pub mod bench_triple;
 pub mod config;
-pub mod conformance;
 pub mod demo;
 pub mod invoke;
 pub mod invoke_triple;
