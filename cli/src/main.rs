@@ -1,5 +1,5 @@
 //! `dubbo-registry`: inspect Dubbo registries (ZooKeeper, Nacos, memory), watch changes,
-//! register URLs, run the demo, the conformance vectors and the benchmarks.
+//! register URLs, read and write rules, call providers and run the demo.
 
 mod cmd;
 mod config_factory;
@@ -26,8 +26,6 @@ enum Command {
     Watch(cmd::watch::Args),
     /// Register a URL until Ctrl-C or --duration.
     Register(cmd::register::Args),
-    /// Measure load-balancer selects, notify apply and memory per provider.
-    Bench(cmd::bench::Args),
     /// Read, watch and write rules in the config centre (the registry by default).
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
@@ -48,7 +46,6 @@ fn main() -> std::process::ExitCode {
         Command::List(a) => cmd::list::run(a),
         Command::Watch(a) => cmd::watch::run(a),
         Command::Register(a) => cmd::register::run(a),
-        Command::Bench(a) => cmd::bench::run(a),
         Command::Config(a) => cmd::config::run(a),
         Command::Invoke(a) => cmd::invoke::run(a),
     };

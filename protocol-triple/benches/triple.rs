@@ -10,7 +10,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
-#[path = "../examples/triple_load.rs"]
+#[path = "../../bench/src/bin/triple_load.rs"]
 mod load;
 
 use std::sync::Arc;

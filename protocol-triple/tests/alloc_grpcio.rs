@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;
-#[path = "../examples/triple_load.rs"]
+#[path = "../../bench/src/bin/triple_load.rs"]
 #[allow(dead_code)]
 mod load;
 

@@ -1,9 +1,5 @@
 //! One module per subcommand.
 
-pub mod bench;
-pub mod bench_dubbo;
-pub mod bench_measure;
-pub mod bench_triple;
 pub mod config;
 pub mod demo;
 pub mod invoke;

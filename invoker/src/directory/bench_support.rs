@@ -1,5 +1,5 @@
 //! Measurements of notify apply, shared by the criterion bench (`benches/directory.rs`) and
-//! the `dubbo-registry bench` command.
+//! the `dubbo-bench` tool (crate `bench`).
 //!
 //! [`apply_timings`] builds a directory with `providers` providers, then times (a) applying a
 //! full list in which one provider changed (the same `Url` objects for the others, as

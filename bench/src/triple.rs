@@ -1,4 +1,4 @@
-//! The Triple rows of `dubbo-registry bench`: the per-call encode/decode steps offline (time
+//! The Triple rows of `dubbo-bench`: the per-call encode/decode steps offline (time
 //! and allocations per operation), and, with `--triple-peer HOST:PORT` (a gRPC server serving
 //! `tritest.Greeter/SayHello`, e.g. protocol-triple's grpcio peer), unary call loops with 1 and
 //! 64 calls in flight on one connection (calls/s, p50, p99, allocations per call).
@@ -19,7 +19,7 @@ use protocol_triple::{
 use registry_core::Url;
 use serde_json::{json, Value};
 
-use super::bench_measure::{measure, percentile_us};
+use crate::measure::{measure, percentile_us};
 use stats_alloc::{Region, StatsAlloc};
 
 /// The schema of the call loop (the `tritest.Greeter` subset of protocol-triple's fixture).
@@ -139,7 +139,7 @@ pub fn calls(
     addr: &str,
     quick: bool,
 ) -> anyhow::Result<Value> {
-    let rt = super::runtime()?;
+    let rt = crate::runtime()?;
     let schema = schema()?;
     let factory = |write_coalescing: bool| {
         let options = ConnectionOptions {

@@ -1,7 +1,7 @@
 //! A small load generator: `sayHello("rust")` on one provider with C calls in flight, and the
 //! raw TCP round trip to an in-process echo server as the floor. Prints one JSON line each.
 //!
-//! `cargo run --release -p protocol-dubbo --bin dubbo-load -- 127.0.0.1:20880 CALLS CONCURRENCY`
+//! `cargo run --release -p bench --bin dubbo-load -- 127.0.0.1:20880 CALLS CONCURRENCY`
 //! (the same numbers as `dubbo-registry invoke --repeat N --concurrency C`, with fewer
 //! dependencies to build: a bin, not an example, so dev-dependencies stay out).
 

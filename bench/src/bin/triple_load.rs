@@ -9,7 +9,7 @@
 //!   (hand-derived prost structs, no protoc or build script).
 //!
 //! ```text
-//! cargo run --release -p protocol-triple --example triple_load -- \
+//! cargo run --release -p bench --bin triple-load -- \
 //!     HOST:PORT CALLS CONCURRENCY [ROUNDS] [invoker,client,tonic]
 //! ```
 //! Prints one JSON line per (round, client): calls, concurrency, seconds, calls_per_sec,

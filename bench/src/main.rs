@@ -1,11 +1,16 @@
-//! `dubbo-registry bench [--quick] [--json]`: select cost of every load balancer at 255 and
-//! 10,000 invokers (time and allocations per select), notify apply at 1k/10k/100k providers
-//! (one change vs. rebuild) and memory per provider URL at 100k.
+//! `dubbo-bench [--quick] [--json]`: select cost of every load balancer at 255 and 10,000
+//! invokers (time and allocations per select), notify apply at 1k/10k/100k providers (one
+//! change vs. rebuild), memory per provider URL at 100k, and the Dubbo2 and Triple call paths
+//! (offline codec costs; calls against a peer when given).
 //!
 //! Times are the fastest of 16 chunks (robust against other processes on the machine).
-//! Allocations are counted by a counting global allocator (`stats_alloc`) installed for the
-//! whole binary: a few relaxed atomic adds per allocation, negligible for the other commands.
-//! Build with `--release` for meaningful numbers.
+//! Allocations are counted by a counting global allocator (`stats_alloc`) installed for this
+//! tooling binary only, never in the product. Build with `--release` for meaningful numbers:
+//! `cargo run --release -p bench --bin dubbo-bench -- --json`.
+
+mod dubbo;
+mod measure;
+mod triple;
 
 use std::alloc::System;
 use std::hint::black_box;
@@ -24,9 +29,10 @@ use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-/// Arguments of `bench`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
+/// Measures load-balancer selects, notify apply, memory per provider and the call paths.
+#[derive(Debug, clap::Parser)]
+#[command(name = "dubbo-bench", version, about)]
+struct Args {
     /// Shorter measurements (finishes in well under a minute).
     #[arg(long)]
     quick: bool,
@@ -94,7 +100,7 @@ fn measure_select(
     // then keeps the fastest chunk: on a shared machine the minimum filters out preemption.
     let mask = calls.len() - 1;
     let mut k = 0usize;
-    let (ns_per_op, allocs_per_op) = super::bench_measure::measure(GLOBAL, budget, || {
+    let (ns_per_op, allocs_per_op) = measure::measure(GLOBAL, budget, || {
         k = k.wrapping_add(1);
         black_box(lb.select(set, black_box(&calls[k & mask])));
     });
@@ -132,8 +138,29 @@ fn directory_bytes_per_provider(n: usize) -> f64 {
     net / n as f64
 }
 
+fn main() -> ExitCode {
+    use clap::Parser as _;
+    match run(Args::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The tokio runtime of the call-path measurements (two workers, as the CLI).
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context;
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("tokio runtime")
+}
+
 /// Runs the benchmarks and prints the report.
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+fn run(a: Args) -> anyhow::Result<ExitCode> {
     let budget = if a.quick {
         Duration::from_millis(60)
     } else {
@@ -154,11 +181,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let url_bytes = url_bytes_per_provider(MEMORY_PROVIDERS);
     let dir_bytes = directory_bytes_per_provider(MEMORY_PROVIDERS);
-    let dubbo = super::bench_dubbo::offline(GLOBAL, budget)?;
-    let dubbo_calls = super::bench_dubbo::calls(GLOBAL, a.dubbo_peer.as_deref(), a.quick)?;
-    let triple = super::bench_triple::offline(GLOBAL, budget)?;
+    let dubbo = dubbo::offline(GLOBAL, budget)?;
+    let dubbo_calls = dubbo::calls(GLOBAL, a.dubbo_peer.as_deref(), a.quick)?;
+    let triple = triple::offline(GLOBAL, budget)?;
     let triple_calls = match &a.triple_peer {
-        Some(addr) => super::bench_triple::calls(GLOBAL, addr, a.quick)?,
+        Some(addr) => triple::calls(GLOBAL, addr, a.quick)?,
         None => Value::Null,
     };
 

@@ -1,4 +1,4 @@
-//! The Hessian 2.0 / Dubbo2 rows of `dubbo-registry bench`.
+//! The Hessian 2.0 / Dubbo2 rows of `dubbo-bench`.
 //!
 //! - Offline (one thread): encode of a typical request body and of `sayHello("rust")`, decode
 //!   of a typical response and of the Java peer's `sayHello` answer (`decode_response`, what a
@@ -26,7 +26,7 @@ use protocol_dubbo::{DubboInvoker, DubboInvokerFactory};
 use registry_core::Url;
 use serde_json::{json, Value};
 
-use super::bench_measure::{measure, percentile_us};
+use crate::measure::{measure, percentile_us};
 use stats_alloc::{Region, StatsAlloc};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -230,7 +230,7 @@ pub fn calls(
     peer: Option<&str>,
     quick: bool,
 ) -> anyhow::Result<Value> {
-    let rt = super::runtime()?;
+    let rt = crate::runtime()?;
     rt.block_on(async {
         let mut rows = vec![floor(quick).await?];
         let echo = EchoProvider::start(SAY_HELLO_RESPONSE_BODY.to_vec())
