@@ -81,13 +81,11 @@ pub struct PrivateServer {
 }
 
 impl PrivateServer {
-    /// A server on the port in env var `port_var`, else on `default_port`; `scripts` is the
-    /// folder of `nacos-server.sh`. Nothing is started yet.
-    pub fn new(scripts: String, port_var: &str, default_port: u16) -> Self {
-        let port = std::env::var(port_var)
-            .ok()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(default_port);
+    /// A server on the port in env var `port_var`, else on a free port (HTTP and gRPC,
+    /// [`crate::server_port`]); `scripts` is the folder of `nacos-server.sh`. Nothing is
+    /// started yet.
+    pub fn new(scripts: String, port_var: &str) -> Self {
+        let port = crate::server_port(port_var, &[1000]);
         PrivateServer { scripts, port }
     }
 

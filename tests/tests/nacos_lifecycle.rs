@@ -1,8 +1,9 @@
 //! Lifecycle of the Nacos backend on real servers: open-API auth (`DUBBO_TEST_NACOS_AUTH`),
 //! heartbeats and expiry on the short-timeout server (`DUBBO_TEST_NACOS_SHORT`, where a
 //! persistent instance is shown to need none), and a server
-//! restart on a private server this test starts and stops itself (port 8860, via
-//! `$DUBBO_TEST_SCRIPTS/nacos-server.sh`; the shared servers are never stopped).
+//! restart on a private server this test starts and stops itself (a free port, or
+//! `DUBBO_TEST_NACOS_RESTART_PORT`, via `$DUBBO_TEST_SCRIPTS/nacos-server.sh`; the shared
+//! servers are never stopped).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use std::time::{Duration, Instant};
@@ -163,7 +164,7 @@ async fn server_restart_providers_come_back_and_consumers_converge() {
     ) else {
         return;
     };
-    let server = PrivateServer::new(scripts, "DUBBO_TEST_NACOS_RESTART_PORT", 8860);
+    let server = PrivateServer::new(scripts, "DUBBO_TEST_NACOS_RESTART_PORT");
     tokio::task::block_in_place(|| server.run("start", true));
     let addr = server.addr();
     let ns = tests::unique("nacos-restart");

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use dubbo_consumer::directory::{DirectoryOptions, RegistryDirectory};
 use dubbo_consumer::tower::{DirectoryDiscover, InvokerService};
-use dubbo_consumer::{cluster, Invocation, Invoker, Registry, Url};
+use dubbo_consumer::{cluster, Invocation, Registry, Url};
 use futures::StreamExt;
 use registry_core::MemoryRegistry;
 use tests::recording::RecordingFactory;
