@@ -18,10 +18,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use invoker::directory::bench_support::{self, NoopFactory};
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance;
 use invoker::rpc::{Invocation, InvokerFactory, SharedInvoker};
+use invoker::testutil::providers::{self as bench_support, NoopFactory};
 use registry_core::Url;
 use serde_json::{json, Value};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};

@@ -25,6 +25,7 @@ use invoker::mock::{normalize_mock, parse_mock_value, JavaType, MockRegistry};
 use invoker::rpc::{
     Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker,
 };
+use invoker::testutil::ScriptedInvoker;
 use registry_core::Url;
 use serde_json::Value;
 
@@ -57,38 +58,7 @@ fn block_on<F: std::future::Future<Output = Outcome>>(f: F) -> Outcome {
     }
 }
 
-// ----- scripted invokers -----
-
-/// A provider that answers as the vector says and counts its calls.
-#[derive(Debug)]
-struct Scripted {
-    url: Url,
-    available: bool,
-    answer: Result<Value, RpcError>,
-    delay: Option<Duration>,
-    calls: AtomicUsize,
-}
-
-#[async_trait]
-impl Invoker for Scripted {
-    fn url(&self) -> &Url {
-        &self.url
-    }
-
-    fn is_available(&self) -> bool {
-        self.available
-    }
-
-    async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        match self.delay {
-            Some(d) => tokio::time::sleep(d).await,
-            // Answer on the second poll, as a real transport would: parallel forks all start.
-            None => tokio::task::yield_now().await,
-        }
-        self.answer.clone().map(RpcResponse::new)
-    }
-}
+// ----- scripted invokers (invoker::testutil::ScriptedInvoker) -----
 
 /// `RpcException(TIMEOUT=2)`, `RpcException(code=0)`, `RpcException(TIMEOUT)`,
 /// `RuntimeException("x")`, `RuntimeException` → the error an invoker raises.
@@ -136,7 +106,7 @@ fn parse_throw(t: &str) -> RpcError {
     RpcError::new(RpcErrorCode::Unknown, msg)
 }
 
-fn scripted(i: usize, spec: &Value, default_path: &str) -> Arc<Scripted> {
+fn scripted(i: usize, spec: &Value, default_path: &str) -> Arc<ScriptedInvoker> {
     let url = s(spec, "url")
         .and_then(|u| Url::parse(u).ok())
         .unwrap_or_else(|| {
@@ -156,16 +126,18 @@ fn scripted(i: usize, spec: &Value, default_path: &str) -> Arc<Scripted> {
         .or_else(|| spec.get("sleep_ms"))
         .and_then(Value::as_u64)
         .map(Duration::from_millis);
-    Arc::new(Scripted {
-        url,
-        available: spec
-            .get("available")
-            .and_then(Value::as_bool)
-            .unwrap_or(true),
-        answer,
-        delay,
-        calls: AtomicUsize::new(0),
-    })
+    let available = spec
+        .get("available")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let mut inv = ScriptedInvoker::at(url, answer);
+    if let Some(d) = delay {
+        inv = inv.delayed(d);
+    }
+    if !available {
+        inv = inv.unavailable();
+    }
+    inv
 }
 
 fn consumer_url(v: &Value) -> Url {
@@ -194,11 +166,8 @@ fn consumer_url(v: &Value) -> Url {
     }
 }
 
-fn total_calls(invokers: &[Arc<Scripted>]) -> usize {
-    invokers
-        .iter()
-        .map(|i| i.calls.load(Ordering::SeqCst))
-        .sum()
+fn total_calls(invokers: &[Arc<ScriptedInvoker>]) -> usize {
+    invokers.iter().map(|i| i.calls()).sum()
 }
 
 fn values_equal(expected: &Value, actual: &Value) -> bool {
@@ -362,7 +331,7 @@ async fn strategy(kind: ClusterKind, v: &Value) -> Outcome {
             if let Some(want) = exp.get(key).and_then(Value::as_bool) {
                 let called = invokers[invokers.len() - fresh..]
                     .iter()
-                    .any(|i| i.calls.load(Ordering::SeqCst) > 0);
+                    .any(|i| i.calls() > 0);
                 checks.push(expect_eq(key, want, called));
             }
         }
@@ -398,9 +367,7 @@ async fn strategy(kind: ClusterKind, v: &Value) -> Outcome {
     for key in ["calls_per_invoker", "invoked"] {
         if let Some(per) = exp.get(key).and_then(Value::as_array) {
             for (i, want) in per.iter().enumerate() {
-                let got = invokers
-                    .get(i)
-                    .map_or(0, |x| x.calls.load(Ordering::SeqCst));
+                let got = invokers.get(i).map_or(0, |x| x.calls());
                 let ok = match want {
                     Value::Bool(b) => (got > 0) == *b,
                     w => w.as_u64() == Some(got as u64),
@@ -412,10 +379,7 @@ async fn strategy(kind: ClusterKind, v: &Value) -> Outcome {
         }
     }
     if s(&exp, "forked_to") == Some("all invokers") {
-        let missed = invokers
-            .iter()
-            .filter(|i| i.calls.load(Ordering::SeqCst) == 0)
-            .count();
+        let missed = invokers.iter().filter(|i| i.calls() == 0).count();
         checks.push(expect_eq("invokers not forked to", 0, missed));
     }
     // `client_attachments_after`: the library keeps no ambient client context that a cluster
@@ -513,9 +477,9 @@ fn build_relisting(
     specs: &[Value],
     later_specs: &[Value],
     after: usize,
-) -> (Vec<Arc<Scripted>>, ClusterInvoker, usize) {
+) -> (Vec<Arc<ScriptedInvoker>>, ClusterInvoker, usize) {
     let path = url.path().unwrap_or("test").to_owned();
-    let mut all: Vec<Arc<Scripted>> = specs
+    let mut all: Vec<Arc<ScriptedInvoker>> = specs
         .iter()
         .enumerate()
         .map(|(i, sp)| scripted(i, sp, &path))
@@ -533,8 +497,8 @@ fn build_relisting(
                 all[..first_len]
                     .iter()
                     .find(|x| {
-                        u.as_ref().is_some_and(|u| *u == x.url)
-                            || name.is_some_and(|n| x.url.param("name") == Some(n))
+                        u.as_ref().is_some_and(|u| *u == *x.url())
+                            || name.is_some_and(|n| x.url().param("name") == Some(n))
                     })
                     .cloned()
             });
@@ -580,9 +544,9 @@ fn build(
     url: &Url,
     specs: &[Value],
     failback: FailbackOptions,
-) -> (Vec<Arc<Scripted>>, ClusterInvoker) {
+) -> (Vec<Arc<ScriptedInvoker>>, ClusterInvoker) {
     let path = url.path().unwrap_or("test").to_owned();
-    let invokers: Vec<Arc<Scripted>> = specs
+    let invokers: Vec<Arc<ScriptedInvoker>> = specs
         .iter()
         .enumerate()
         .map(|(i, sp)| scripted(i, sp, &path))
@@ -708,7 +672,7 @@ fn select(v: &Value) -> Outcome {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let invokers: Vec<Arc<Scripted>> = specs
+    let invokers: Vec<Arc<ScriptedInvoker>> = specs
         .iter()
         .enumerate()
         .map(|(i, sp)| scripted(i, sp, "test"))
@@ -956,7 +920,7 @@ async fn mock_cluster(v: &Value) -> Outcome {
             .collect();
         specs.push(serde_json::json!({"url": format!("mock://localhost/{HELLO}?{}", q.join("&"))}));
     }
-    let scripted_list: Vec<Arc<Scripted>> = specs
+    let scripted_list: Vec<Arc<ScriptedInvoker>> = specs
         .iter()
         .enumerate()
         .map(|(i, sp)| scripted(i, sp, HELLO))
@@ -990,7 +954,7 @@ async fn mock_cluster(v: &Value) -> Outcome {
         if let Some(rt) = s(call, "return_type").or_else(|| hello_return_type(method)) {
             inv = inv.with_return_type(rt);
         }
-        let before = provider.calls.load(Ordering::SeqCst);
+        let before = provider.calls();
         let result = cluster.invoke(&inv).await;
         // Whether this call reached the (normal) provider: force-mocks never do, methods
         // without a mock setting always do.
@@ -1002,7 +966,7 @@ async fn mock_cluster(v: &Value) -> Outcome {
             "called_provider",
         ] {
             if let Some(want) = call.get(key).and_then(Value::as_bool) {
-                let called = provider.calls.load(Ordering::SeqCst) > before;
+                let called = provider.calls() > before;
                 checks.push(expect_eq(&format!("{method}: {key}"), want, called));
             }
         }

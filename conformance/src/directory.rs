@@ -11,11 +11,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use invoker::directory::bench_support::NoopFactory;
 use invoker::directory::configurator::{to_configurators, Configurator};
 use invoker::directory::merge::merge_url;
 use invoker::directory::{Directory, DirectoryOptions, DubboCompat, RegistryDirectory};
 use invoker::rpc::{Invocation, InvokerFactory, RpcError, SharedInvoker};
+use invoker::testutil::providers::NoopFactory;
 use registry_core::Url;
 use serde_json::Value;
 

@@ -4,59 +4,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use dubbo_consumer::invoker::router::RuleKey;
+use dubbo_consumer::invoker::testutil::RecordingFactory;
 use dubbo_consumer::{
-    async_trait, connect, connect_config_center, Error, Invocation, Invoker, InvokerFactory,
-    Protocols, Reference, RpcError, RpcResponse, RpcResult, SharedInvoker, Url,
+    connect, connect_config_center, Error, Invocation, Protocols, Reference, Url,
 };
 
-/// Answers with its port; counts calls per port.
-#[derive(Debug)]
-struct PortInvoker {
-    url: Url,
-    calls: Arc<Mutex<BTreeMap<i32, usize>>>,
-}
-
-#[async_trait]
-impl Invoker for PortInvoker {
-    fn url(&self) -> &Url {
-        &self.url
-    }
-    async fn invoke(&self, _inv: &Invocation) -> RpcResult {
-        *self
-            .calls
-            .lock()
-            .unwrap()
-            .entry(self.url.port())
-            .or_default() += 1;
-        Ok(RpcResponse::new(self.url.port().into()))
-    }
-}
-
-#[derive(Debug, Default)]
-struct PortFactory {
-    calls: Arc<Mutex<BTreeMap<i32, usize>>>,
-    referred: AtomicUsize,
-}
-
-impl InvokerFactory for PortFactory {
-    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        self.referred.fetch_add(1, Ordering::SeqCst);
-        Ok(Arc::new(PortInvoker {
-            url: provider.clone(),
-            calls: self.calls.clone(),
-        }))
-    }
-}
-
-impl PortFactory {
-    fn calls(&self) -> BTreeMap<i32, usize> {
-        self.calls.lock().unwrap().clone()
-    }
+/// Calls per port, over the ports that were called.
+fn calls(f: &RecordingFactory) -> BTreeMap<i32, usize> {
+    f.calls_by_port().into_iter().filter(|(_, n)| *n > 0).collect()
 }
 
 fn provider(proto: &str, port: u16, iface: &str, extra: &str) -> Url {
@@ -85,7 +44,7 @@ async fn a_reference_calls_the_providers_its_version_and_group_select() {
             .await
             .unwrap();
     }
-    let factory = Arc::new(PortFactory::default());
+    let factory = Arc::new(RecordingFactory::default());
     let reference = Reference::builder(iface)
         .version("1.0.0")
         .group("g")
@@ -97,7 +56,10 @@ async fn a_reference_calls_the_providers_its_version_and_group_select() {
     for _ in 0..4 {
         reference.invoke(&Invocation::new("hello")).await.unwrap();
     }
-    assert_eq!(factory.calls(), BTreeMap::from([(7001, 2), (7002, 2)]));
+    assert_eq!(
+        calls(&factory),
+        BTreeMap::from([(7001, 2), (7002, 2)])
+    );
     // The consumer is registered under `consumers`, as Dubbo does.
     let consumers = Url::parse(&format!(
         "consumer://10.0.0.9/{iface}?interface={iface}&category=consumers&version=1.0.0&group=g"
@@ -113,7 +75,7 @@ async fn check_fails_without_a_provider_and_without_check_the_call_says_so() {
     let registry = connect(&store("check")).await.unwrap();
     let e = Reference::builder("com.foo.Nobody")
         .ready_timeout(Duration::from_millis(200))
-        .invoker_factory(Arc::new(PortFactory::default()))
+        .invoker_factory(Arc::new(RecordingFactory::default()))
         .build(registry.clone())
         .await
         .err()
@@ -125,7 +87,7 @@ async fn check_fails_without_a_provider_and_without_check_the_call_says_so() {
     let reference = Reference::builder("com.foo.Nobody")
         .check(false)
         .ready_timeout(Duration::from_millis(200))
-        .invoker_factory(Arc::new(PortFactory::default()))
+        .invoker_factory(Arc::new(RecordingFactory::default()))
         .build(registry)
         .await
         .unwrap();
@@ -151,24 +113,18 @@ async fn the_provider_urls_protocol_picks_the_invoker_factory() {
         .register(&provider("rmi", 7102, iface, ""))
         .await
         .unwrap();
-    let echo = Arc::new(PortFactory::default());
+    let echo = Arc::new(RecordingFactory::default());
     let reference = Reference::builder(iface)
         .protocols(Protocols::empty().with("echo", echo.clone()))
         .build(registry)
         .await
         .unwrap();
     for _ in 0..6 {
-        assert_eq!(
-            reference
-                .invoke(&Invocation::new("hello"))
-                .await
-                .unwrap()
-                .value,
-            7101
-        );
+        let r = reference.invoke(&Invocation::new("hello")).await.unwrap();
+        assert_eq!(r.attachments["port"], "7101");
     }
     // rmi:// has no factory: that provider is skipped, not the whole list.
-    assert_eq!(echo.referred.load(Ordering::SeqCst), 1);
+    assert_eq!(echo.referred(), 1);
     assert_eq!(reference.directory().invoker_urls().len(), 1);
 }
 
@@ -180,7 +136,7 @@ async fn mock_retries_and_timeout_become_consumer_parameters() {
         .register(&provider("echo", 7201, iface, ""))
         .await
         .unwrap();
-    let factory = Arc::new(PortFactory::default());
+    let factory = Arc::new(RecordingFactory::default());
     let reference = Reference::builder(iface)
         .mock("force:return 42")
         .retries(5)
@@ -201,7 +157,7 @@ async fn mock_retries_and_timeout_become_consumer_parameters() {
         .await
         .unwrap();
     assert_eq!(r.value, 42);
-    assert!(factory.calls().is_empty());
+    assert!(calls(&factory).is_empty());
 }
 
 #[tokio::test]
@@ -230,7 +186,7 @@ async fn rules_in_the_registrys_config_centre_route_the_calls() {
     )
     .await
     .unwrap();
-    let factory = Arc::new(PortFactory::default());
+    let factory = Arc::new(RecordingFactory::default());
     let reference = builder
         .invoker_factory(factory.clone())
         .build(registry.clone())
@@ -239,10 +195,10 @@ async fn rules_in_the_registrys_config_centre_route_the_calls() {
     for _ in 0..6 {
         reference.invoke(&Invocation::new("hello")).await.unwrap();
     }
-    assert_eq!(factory.calls(), BTreeMap::from([(7301, 6)]));
+    assert_eq!(calls(&factory), BTreeMap::from([(7301, 6)]));
 
     // Without a config centre the rule is not followed.
-    let factory = Arc::new(PortFactory::default());
+    let factory = Arc::new(RecordingFactory::default());
     let plain = Reference::builder(iface)
         .without_config_center()
         .loadbalance("roundrobin")
@@ -253,5 +209,8 @@ async fn rules_in_the_registrys_config_centre_route_the_calls() {
     for _ in 0..6 {
         plain.invoke(&Invocation::new("hello")).await.unwrap();
     }
-    assert_eq!(factory.calls(), BTreeMap::from([(7301, 3), (7302, 3)]));
+    assert_eq!(
+        calls(&factory),
+        BTreeMap::from([(7301, 3), (7302, 3)])
+    );
 }

@@ -17,6 +17,8 @@
 //! - [`router`]: routers applied when a directory snapshot is built (incl. the mock selector);
 //! - [`loadbalance`]: random, roundrobin, leastactive, shortestresponse, consistenthash, p2c;
 //! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future;
+//! - `testutil` (feature `testutil`): scripted invokers, a recording factory, a fixed
+//!   directory, provider lists for benchmarks;
 //! - `tower` (feature `tower`): the cluster invoker as a `tower::Service`, a directory as a
 //!   `tower::discover` stream.
 
@@ -31,5 +33,7 @@ pub mod mock;
 pub mod router;
 pub mod rpc;
 pub mod status;
+#[cfg(any(test, feature = "testutil"))]
+pub mod testutil;
 #[cfg(feature = "tower")]
 pub mod tower;

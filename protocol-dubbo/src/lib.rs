@@ -29,6 +29,8 @@
 //! - Bad input from the network (wrong magic, absurd lengths, truncated or undecodable
 //!   bodies, unknown request ids) gives a clear error or is logged and dropped; never a panic.
 
+/// An in-process echo provider and typical payloads for benchmarks (feature `testutil`).
+#[cfg(any(test, feature = "testutil"))]
 pub mod bench_support;
 mod client;
 pub mod config;

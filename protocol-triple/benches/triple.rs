@@ -8,8 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+use tests::triple_peers as common;
 #[path = "../../bench/src/bin/triple_load.rs"]
 mod load;
 

@@ -9,7 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-mod common;
+use tests::triple_peers as common;
 #[path = "../../bench/src/bin/triple_load.rs"]
 #[allow(dead_code)]
 mod load;

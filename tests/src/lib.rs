@@ -8,11 +8,15 @@
 //! the Java nacos-client), installed by `scripts/peers/*.sh`.
 
 pub mod contract;
+pub mod dubbo2_peers;
+pub mod fake_nacos_grpc;
+pub mod fake_nacos_http;
 pub mod hostile;
 pub mod nacos;
 pub mod peers;
 pub mod proxy;
 pub mod recording;
+pub mod triple_peers;
 
 use std::collections::BTreeSet;
 use std::future::Future;

@@ -42,7 +42,6 @@ use registry_core::Url;
 use crate::invoker_set::InvokerSet;
 use crate::rpc::{Invocation, RpcError};
 
-pub mod bench_support;
 pub mod condition_match;
 pub mod config_parser;
 pub mod configurator;
@@ -54,8 +53,6 @@ mod routing;
 pub mod rules;
 mod snapshot;
 mod table;
-#[cfg(test)]
-pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 

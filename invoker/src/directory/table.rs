@@ -449,7 +449,7 @@ impl ProviderTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::directory::test_support::RecordingFactory;
+    use crate::testutil::RecordingFactory;
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()

@@ -1,5 +1,6 @@
-//! Measurements of notify apply, shared by the criterion bench (`benches/directory.rs`) and
-//! the `dubbo-bench` tool (crate `bench`).
+//! Realistic provider lists and invokers that do nothing, for benchmarks and tests: the
+//! criterion benches, the `dubbo-bench` tool (crate `bench`) and tests that measure the
+//! directory rather than a transport.
 //!
 //! [`apply_timings`] builds a directory with `providers` providers, then times (a) applying a
 //! full list in which one provider changed (the same `Url` objects for the others, as
@@ -12,7 +13,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use registry_core::Url;
 
-use super::{DirectoryOptions, RegistryDirectory};
+use crate::directory::{DirectoryOptions, RegistryDirectory};
 use crate::rpc::{
     Invocation, Invoker, InvokerFactory, RpcError, RpcResponse, RpcResult, SharedInvoker,
 };

@@ -2,8 +2,6 @@
 //! Node `@apachedubbo/dubbo-node` peer, started on free 127.0.0.1 ports and killed on drop.
 //! Missing peers skip loudly, or fail with `DUBBO_TEST_REQUIRE_SERVERS=1`.
 
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -46,7 +44,7 @@ pub fn peers_dir() -> PathBuf {
         .unwrap_or_else(|| repo_root().join(".peers"))
 }
 
-/// `<repo>/protocol-triple` (this module is also used by the CLI's tests).
+/// `<repo>/protocol-triple` .
 pub fn triple_dir() -> PathBuf {
     repo_root().join("protocol-triple")
 }
@@ -57,7 +55,7 @@ pub fn proto_dir() -> PathBuf {
 }
 
 fn missing(test: &str, what: &str, install: &str) -> Option<Peer> {
-    if tests::servers_required() {
+    if crate::servers_required() {
         panic!("{test}: {what} is not installed but DUBBO_TEST_REQUIRE_SERVERS=1 (run {install})");
     }
     eprintln!("\n*** SKIPPED {test}: {what} is not installed. Run {install}. ***\n");

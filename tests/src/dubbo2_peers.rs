@@ -1,6 +1,5 @@
 //! Test helpers: the Java Dubbo2 provider peer (scripts/peers/java-dubbo.sh) started on a free
 //! 127.0.0.1 port and killed on drop, and URL builders.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -13,8 +12,9 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 #[allow(unused_imports)]
-pub use tests::{eventually, servers_required};
+pub use crate::{eventually, servers_required};
 
+/// The service the Java and Node peers export.
 pub const SERVICE: &str = "org.apache.dubbo.demo.DemoService";
 /// The methods the Java peer exports (the `methods` param: method-level params need it).
 pub const METHODS: &str = "sayHello,whoami,add,addLong,echo,describe,attachments,sleep,hang,getUser,\
@@ -76,7 +76,9 @@ fn classes(test: &str) -> Result<PathBuf, String> {
 /// A running Java Dubbo2 provider.
 #[derive(Debug)]
 pub struct JavaPeer {
+    /// The peer process, killed on drop.
     child: Child,
+    /// The provider's port on 127.0.0.1.
     pub port: u16,
 }
 
@@ -172,7 +174,9 @@ pub fn provider_url(port: u16, extra: &str) -> Url {
 /// A running Node Dubbo2 provider (sofa-rpc-node + dubbo-remoting, scripts/peers/node-dubbo.sh).
 #[derive(Debug)]
 pub struct NodePeer {
-    child: Child,
+    /// Killed on drop.
+    _child: Child,
+    /// The provider's port on 127.0.0.1.
     pub port: u16,
 }
 
@@ -219,7 +223,10 @@ impl NodePeer {
             .unwrap_or_else(|| panic!("{test}: the Node peer exited before READY"));
         assert_eq!(line.trim(), format!("READY {port}"), "{test}");
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Some(NodePeer { child, port })
+        Some(NodePeer {
+            _child: child,
+            port,
+        })
     }
 
     /// The provider URL of this peer.
