@@ -14,6 +14,9 @@
 #   FUZZ_NICE       nice level of the fuzzing processes (default 10)
 #   FUZZ_MAX_LEN    libFuzzer -max_len (default 8192)
 #   FUZZ_ARGS       extra libFuzzer arguments
+#   FUZZ_RSS_MB     libFuzzer -rss_limit_mb (default per target: 512 for the decoders that run
+#                   with the production limits, hessian2_decode and dubbo_frame, whose memory
+#                   budget bounds any input; 4096 for the others)
 #   FUZZ_PARALLEL   1: run the targets at the same time (one process each) instead of in turn
 #
 # How it works on stable Rust: cargo-fuzz needs a few nightly-only rustc flags; RUSTC_BOOTSTRAP=1
@@ -35,6 +38,17 @@ BUILD_FLAGS=(-O -s "$SAN")
 [ "${FUZZ_ASSERTIONS:-1}" = 1 ] && BUILD_FLAGS+=(-a)
 
 log() { echo "fuzz.sh: $*" >&2; }
+
+rss_limit() {
+    if [ -n "${FUZZ_RSS_MB:-}" ]; then
+        echo "$FUZZ_RSS_MB"
+        return
+    fi
+    case "$1" in
+    hessian2_decode | dubbo_frame) echo 512 ;;
+    *) echo 4096 ;;
+    esac
+}
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
@@ -67,7 +81,7 @@ run_target() {
     start=$(date +%s)
     # shellcheck disable=SC2086
     if nice -n "$NICE" cargo fuzz run "${BUILD_FLAGS[@]}" "$t" "fuzz/corpus/$t" -- \
-        -runs="$RUNS" -max_len="$MAX_LEN" -timeout=10 -rss_limit_mb=4096 \
+        -runs="$RUNS" -max_len="$MAX_LEN" -timeout=10 -rss_limit_mb="$(rss_limit "$t")" \
         -artifact_prefix="fuzz/artifacts/$t/" -print_final_stats=1 ${FUZZ_ARGS:-} >"$logf" 2>&1; then
         local secs execs cov
         secs=$(( $(date +%s) - start ))

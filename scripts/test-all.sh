@@ -3,7 +3,8 @@
 # installs and starts a real ZooKeeper (standalone + a 3-node ensemble) and real Nacos-compatible
 # servers (rnacos, built once into ~/.cargo/bin), runs `cargo test --workspace` with the servers
 # REQUIRED (a missing server fails the run), runs the conformance runner on ../shared vectors
-# when present, and stops the servers it started.
+# when present, the differential tests against Dubbo 3.3.6's own classes (scripts/differential.sh),
+# and stops the servers it started.
 #
 # It runs beside what you already run: its servers get free ports on 127.0.0.1 chosen at start
 # (a ZooKeeper of your own on 2181 or a Nacos on 8848 is left alone) and keep their state in a
@@ -62,12 +63,12 @@ log "servers on 127.0.0.1: ZooKeeper $ZK_PORT, ensemble base $ZK_ENSEMBLE_BASE, 
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 log "free disk at start: $(df -h . | awk 'NR==2 {print $4 " free of " $2}')"
 
-# The slow test peers (the Maven resolve + compile of the real Java Dubbo peers, the dubbo-go
-# build) start now, in the background beside the servers' start-up and the cargo build, and are
+# The slow test peers (the Maven resolve + compile of the real Java Dubbo peers and of the
+# differential-test oracle, the dubbo-go build) start now, in the background beside the servers' start-up and the cargo build, and are
 # waited for before `cargo test`. Each logs to $DUBBO_TEST_PEERS_DIR/<name>.install.log.
 export DUBBO_TEST_PEERS_DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
 mkdir -p "$DUBBO_TEST_PEERS_DIR"
-SLOW_PEERS=(java-dubbo3 go-dubbo)
+SLOW_PEERS=(java-dubbo3 java-oracle go-dubbo)
 declare -A SLOW_PIDS=()
 for peer in "${SLOW_PEERS[@]}"; do
     log "building test peer $peer in the background"
@@ -183,5 +184,7 @@ if [[ -n "$DENY_PID" ]]; then
     wait "$DENY_PID" || { cat "$DENY_LOG"; log "cargo-deny install failed"; exit 1; }
 fi
 cargo deny --locked check bans licenses sources
+log "differential tests against Apache Dubbo 3.3.6's own classes (10,000 cases per operation)"
+bash scripts/differential.sh
 PASSED=1
 log "all tests passed"

@@ -48,7 +48,7 @@ pub fn offline(global: &'static StatsAlloc<System>, budget: Duration) -> anyhow:
     let types = vec!["java.lang.String".to_owned()];
     let args = vec![json!("rust")];
     let idl_arg = [json!({"name": "rust"})];
-    let framed = encode(b"\x0a\x0aHello rust");
+    let framed = encode(b"\x0a\x0aHello rust")?;
     let reply = framed.slice(PREFIX_LEN..);
     let url = Url::parse("tri://127.0.0.1:50051/tritest.Greeter?version=1.0.0&application=b")?;
     let base = BaseHeaders::from_url(&url);

@@ -34,6 +34,7 @@ fn name_of(v: Option<&Value>) -> Result<NacosServiceName, String> {
                 interface: f("interface"),
                 version: f("version"),
                 group: f("group"),
+                text: None,
             })
         }
         other => Err(format!("unsupported name value {other:?}")),

@@ -15,7 +15,10 @@ use dubbo_consumer::{
 
 /// Calls per port, over the ports that were called.
 fn calls(f: &RecordingFactory) -> BTreeMap<i32, usize> {
-    f.calls_by_port().into_iter().filter(|(_, n)| *n > 0).collect()
+    f.calls_by_port()
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .collect()
 }
 
 fn provider(proto: &str, port: u16, iface: &str, extra: &str) -> Url {
@@ -56,10 +59,7 @@ async fn a_reference_calls_the_providers_its_version_and_group_select() {
     for _ in 0..4 {
         reference.invoke(&Invocation::new("hello")).await.unwrap();
     }
-    assert_eq!(
-        calls(&factory),
-        BTreeMap::from([(7001, 2), (7002, 2)])
-    );
+    assert_eq!(calls(&factory), BTreeMap::from([(7001, 2), (7002, 2)]));
     // The consumer is registered under `consumers`, as Dubbo does.
     let consumers = Url::parse(&format!(
         "consumer://10.0.0.9/{iface}?interface={iface}&category=consumers&version=1.0.0&group=g"
@@ -209,8 +209,5 @@ async fn rules_in_the_registrys_config_centre_route_the_calls() {
     for _ in 0..6 {
         plain.invoke(&Invocation::new("hello")).await.unwrap();
     }
-    assert_eq!(
-        calls(&factory),
-        BTreeMap::from([(7301, 3), (7302, 3)])
-    );
+    assert_eq!(calls(&factory), BTreeMap::from([(7301, 3), (7302, 3)]));
 }

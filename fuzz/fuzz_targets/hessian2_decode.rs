@@ -3,19 +3,50 @@
 //! overflow or an unbounded allocation. Whatever decodes must re-encode, and the re-encoded
 //! stream must decode to a value that encodes to the same bytes again (encode/decode agree).
 //! The input is also read as a Dubbo2 request body (the typed readers in the order a provider
-//! uses them, then the attachments) and by each typed reader alone, all with [`LIMITS`].
+//! uses them, then the attachments) and by each typed reader alone.
+//!
+//! Everything runs with the production limits ([`Limits::DEFAULT`]: depth 256, lengths 8 MiB,
+//! a memory budget of 16 bytes per input byte and at least 32 MiB), and under libFuzzer
+//! (`cfg(fuzzing)`) the memory a `read_json` holds afterwards (counted by the allocator) must
+//! not exceed what the decoder charged to its budget: every allocation made for a value is
+//! charged. (The corpus replay in `tests/tests/fuzz_corpora.rs` compiles this file without
+//! `cfg(fuzzing)`: its threads share the allocator, so it checks the budget only.)
+//! `scripts/fuzz.sh` runs this target under an RSS cap (`-rss_limit_mb`, 512 MB for it).
 #![no_main]
 
 use hessian2::{Decoder, Encoder, Limits};
 use libfuzzer_sys::fuzz_target;
 
-// The length/expansion bound is 64 KiB rather than the 8 MiB default: the limit checks are the
-// same code for any bound, and an input that re-reads references up to the bound costs time per
-// execution in proportion to it (at 1 MiB the fuzzer spent most of its time on such inputs).
-const LIMITS: Limits = Limits {
-    max_depth: 64,
-    max_len: 1 << 16,
-};
+#[cfg(fuzzing)]
+#[global_allocator]
+static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
+
+/// The production limits.
+const LIMITS: Limits = Limits::DEFAULT;
+#[cfg(fuzzing)]
+/// What a decoder may hold besides what it charges: its nesting stack past the inline part
+/// (at most `max_depth` entries of 8 bytes) and error messages.
+const UNCHARGED: i64 = 64 * 1024;
+
+/// `read_json` holds no more than it charged, and never more than its budget.
+fn charged_holds(data: &[u8]) {
+    #[cfg(fuzzing)]
+    let region = stats_alloc::Region::new(GLOBAL);
+    let mut d = Decoder::with_limits(data, LIMITS);
+    let r = d.read_json();
+    #[cfg(fuzzing)]
+    {
+        let s = region.change();
+        let held = s.bytes_allocated as i64 - s.bytes_deallocated as i64;
+        let charged = d.memory_used() as i64;
+        assert!(
+            held <= charged + UNCHARGED,
+            "read_json holds {held} bytes but charged {charged}"
+        );
+    }
+    assert!(d.memory_used() <= d.memory_budget());
+    drop(r);
+}
 
 fn reencode(bytes: &[u8], max_values: usize) -> Option<(Vec<u8>, usize)> {
     let mut d = Decoder::with_limits(bytes, LIMITS);
@@ -55,6 +86,7 @@ fn as_request(data: &[u8]) -> Result<(), hessian2::Error> {
 }
 
 fuzz_target!(|data: &[u8]| {
+    charged_holds(data);
     let _ = Decoder::with_limits(data, LIMITS).read_map_str();
     let _ = Decoder::with_limits(data, LIMITS).read_json();
     let _ = as_request(data);

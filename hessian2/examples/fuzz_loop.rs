@@ -20,6 +20,7 @@ use hessian2::{Decoder, Encoder, Limits, Value};
 const LIMITS: Limits = Limits {
     max_depth: 64,
     max_len: 1 << 20,
+    ..Limits::DEFAULT
 };
 
 /// xorshift64*: deterministic and fast.
@@ -139,7 +140,7 @@ fn random_value(r: &mut Rng, depth: usize) -> Value {
         ),
         9 => {
             let type_name =
-                [None, Some("java.util.LinkedList"), Some("[int")][r.below(3)].map(str::to_owned);
+                [None, Some("java.util.LinkedList"), Some("[int")][r.below(3)].map(Into::into);
             let n = [0, 1, 7, 8, 20][r.below(5)];
             let mut items: Vec<Value> = (0..n).map(|_| random_value(r, depth - 1)).collect();
             if r.below(4) == 0 {
@@ -148,17 +149,17 @@ fn random_value(r: &mut Rng, depth: usize) -> Value {
             Value::List { type_name, items }
         }
         10 => {
-            let type_name = [None, Some("java.util.TreeMap")][r.below(2)].map(str::to_owned);
+            let type_name = [None, Some("java.util.TreeMap")][r.below(2)].map(Into::into);
             let entries = (0..r.below(4))
                 .map(|_| (random_value(r, depth - 1), random_value(r, depth - 1)))
                 .collect();
             Value::Map { type_name, entries }
         }
         _ => {
-            let class = ["a.B", "C", "java.lang.RuntimeException"][r.below(3)].to_owned();
+            let class = ["a.B", "C", "java.lang.RuntimeException"][r.below(3)].into();
             let names = ["f", "g", "cause"];
             let fields = (0..r.below(4))
-                .map(|i| (names[i % 3].to_owned(), random_value(r, depth - 1)))
+                .map(|i| (names[i % 3].into(), random_value(r, depth - 1)))
                 .collect();
             Value::Object { class, fields }
         }

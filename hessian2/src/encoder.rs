@@ -117,7 +117,7 @@ impl Encoder {
                 self.write_map_end();
             }
             Value::Object { class, fields } => {
-                self.write_object_begin(class, fields.iter().map(|(n, _)| n.as_str()));
+                self.write_object_begin(class, fields.iter().map(|(n, _)| &**n));
                 for (_, val) in fields {
                     self.write(val)?;
                 }

@@ -57,6 +57,19 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// The decoded values (and their JSON form) would take more memory than the decoder's
+    /// budget ([`Limits::memory_budget`](crate::Limits::memory_budget)).
+    #[error(
+        "hessian2: decoding needs more than the memory budget of {limit} bytes for {input} bytes of input (at offset {offset})"
+    )]
+    OverBudget {
+        /// Offset where the budget ran out.
+        offset: usize,
+        /// The input length the budget was computed from.
+        input: usize,
+        /// The budget.
+        limit: usize,
+    },
     /// A JSON value that cannot be sent as the requested Java type.
     #[error("hessian2: cannot send JSON {found} as Java type `{java_type}`: {detail}")]
     Json {
@@ -82,6 +95,9 @@ impl Error {
 
     /// True when a [`Limits`](crate::Limits) bound was hit.
     pub fn is_limit(&self) -> bool {
-        matches!(self, Error::TooDeep { .. } | Error::TooLong { .. })
+        matches!(
+            self,
+            Error::TooDeep { .. } | Error::TooLong { .. } | Error::OverBudget { .. }
+        )
     }
 }

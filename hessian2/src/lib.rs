@@ -17,9 +17,35 @@
 //! - [`java_class_name`] / [`java_descriptor`]: Java type names for `--types` entries
 //!   (Triple's `argTypes`, Dubbo2's parameter descriptor).
 //!
-//! Contract: decoding never panics and is bounded by [`Limits`] on any input; bad input is
-//! an [`Error`] naming what and where. An encoder reused through [`Encoder::clear`] does not
-//! allocate in steady state.
+//! Contract: decoding never panics and is bounded by [`Limits`] on any input: depth, single
+//! lengths, and a memory budget tied to the input size that every allocation made for the
+//! returned values (and their JSON form) is charged to before it is made; bad input is an
+//! [`Error`] naming what and where. Names a stream defines once (class, field and type names)
+//! are shared by the values that use them. An encoder reused through [`Encoder::clear`] does
+//! not allocate in steady state.
+//!
+//! ```
+//! use hessian2::{Decoder, Encoder, Error, Value};
+//!
+//! // A POJO, as a Dubbo2 response carries it.
+//! let mut e = Encoder::new();
+//! e.write_object_begin("com.example.User", ["name", "age"]);
+//! e.write_str("alice");
+//! e.write_int(30);
+//! let v = Decoder::new(e.as_bytes()).read()?;
+//! assert_eq!(v.get("age"), Some(&Value::Int(30)));
+//! assert_eq!(v.to_json()["class"], "com.example.User");
+//!
+//! // 64 KiB that would be 1 GiB as JSON: one 32 KiB class name, 32,768 one-byte instances.
+//! let mut e = Encoder::new();
+//! e.write_raw(b"W");
+//! e.write_object_begin(&"A".repeat(32 * 1024), []);
+//! e.write_raw(&[0x60; 32 * 1024]);
+//! e.write_raw(b"Z");
+//! let err = Decoder::new(e.as_bytes()).read_json().unwrap_err();
+//! assert!(matches!(err, Error::OverBudget { .. }));
+//! # Ok::<(), hessian2::Error>(())
+//! ```
 
 mod base64;
 mod decoder;

@@ -1,5 +1,7 @@
 //! The dynamic value model.
 
+use std::sync::Arc;
+
 /// One Hessian 2.0 value.
 ///
 /// Java mapping: `byte`/`short`/`int` arrive as [`Value::Int`], `float`/`double` as
@@ -8,6 +10,10 @@
 /// name when Java sent one, e.g. `java.util.HashSet` or `[int`), maps as [`Value::Map`], and
 /// POJOs, enums and exceptions as [`Value::Object`] with the class name and fields in the
 /// order of the class definition.
+///
+/// Names that a stream defines once and then refers to (class names, field names, list and map
+/// type names) are shared [`Arc<str>`]s: a decoded stream with a million instances of one class
+/// holds its name once.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// `null` (`N`).
@@ -29,23 +35,23 @@ pub enum Value {
     /// A list, array or set.
     List {
         /// The Java type name if the list was typed (`java.util.HashSet`, `[int`, ...).
-        type_name: Option<String>,
+        type_name: Option<Arc<str>>,
         /// The elements.
         items: Vec<Value>,
     },
     /// A map.
     Map {
         /// The Java type name if the map was typed (`java.util.LinkedHashMap`, ...).
-        type_name: Option<String>,
+        type_name: Option<Arc<str>>,
         /// The entries in stream order.
         entries: Vec<(Value, Value)>,
     },
     /// A typed object: class name and fields in class-definition order.
     Object {
         /// The Java class name.
-        class: String,
+        class: Arc<str>,
         /// Field names and values.
-        fields: Vec<(String, Value)>,
+        fields: Vec<(Arc<str>, Value)>,
     },
     /// A back-reference (`Q n`) to the `n`-th list/map/object (0-based, counted in the order
     /// they begin) of the stream the value was read from or is written to. The decoder keeps
@@ -84,7 +90,9 @@ impl Value {
     /// The field `name` of an object, or the value of string key `name` of a map.
     pub fn get(&self, name: &str) -> Option<&Value> {
         match self {
-            Value::Object { fields, .. } => fields.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            Value::Object { fields, .. } => {
+                fields.iter().find(|(k, _)| &**k == name).map(|(_, v)| v)
+            }
             Value::Map { entries, .. } => entries
                 .iter()
                 .find(|(k, _)| k.as_str() == Some(name))

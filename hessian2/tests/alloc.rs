@@ -55,6 +55,7 @@ fn allocations_per_call() {
         request_bytes.len(),
         response_bytes.len()
     );
-    // Decoding allocates the strings and vectors it returns, nothing per byte.
-    assert!(dec_resp <= 27, "decode response: {dec_resp} allocations");
+    // Decoding allocates the strings and vectors it returns, nothing per byte; class and field
+    // names once per definition (shared by the instances).
+    assert!(dec_resp <= 20, "decode response: {dec_resp} allocations");
 }

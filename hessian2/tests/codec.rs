@@ -218,6 +218,7 @@ fn reference_bomb_is_bounded() {
     let small = Limits {
         max_depth: 64,
         max_len: 1 << 16,
+        ..Limits::DEFAULT
     };
     let err = Decoder::with_limits(&b, small).read().unwrap_err();
     assert!(
@@ -433,6 +434,7 @@ fn bad_input_is_a_clear_error() {
     let lim = Limits {
         max_depth: 4,
         max_len: 100,
+        ..Limits::DEFAULT
     };
     assert!(Decoder::with_limits(&[0x79, 0x79, 0x79, 0x79, 0x90], lim)
         .read()

@@ -172,9 +172,9 @@ fn describe(v: &Value) -> Json {
         Value::Object { class, fields } => {
             let m: serde_json::Map<String, Json> = fields
                 .iter()
-                .map(|(k, v)| (k.clone(), describe(v)))
+                .map(|(k, v)| (k.to_string(), describe(v)))
                 .collect();
-            json!({ "object": class, "fields": m })
+            json!({ "object": &**class, "fields": m })
         }
         Value::Ref(_) => json!({ "cycle": 1 }),
     }
@@ -284,7 +284,7 @@ fn java_exception_shape() {
     let Value::Object { class, .. } = &v else {
         panic!("not an object: {v:?}")
     };
-    assert_eq!(class, "java.lang.RuntimeException");
+    assert_eq!(&**class, "java.lang.RuntimeException");
     assert_eq!(v.get("detailMessage"), Some(&Value::String("boom".into())));
     // cause == this: a cycle back to the exception itself, the first object of the stream.
     assert_eq!(v.get("cause"), Some(&Value::Ref(0)));
@@ -293,7 +293,7 @@ fn java_exception_shape() {
             type_name: Some(t),
             items,
         }) => {
-            assert_eq!(t, "[java.lang.StackTraceElement");
+            assert_eq!(&**t, "[java.lang.StackTraceElement");
             assert!(!items.is_empty());
             assert!(items[0].get("methodName").is_some());
         }
@@ -525,7 +525,7 @@ fn our_vectors() -> Vec<(String, Vec<Value>)> {
     let ks: Vec<Value> = (0..17)
         .chain([16, 0])
         .map(|i| Value::Object {
-            class: format!("hpeer.K{i}"),
+            class: format!("hpeer.K{i}").into(),
             fields: vec![("v".into(), Value::Int(i))],
         })
         .collect();

@@ -1,6 +1,8 @@
 //! Property tests: every value round-trips; arbitrary and mutated bytes never panic.
 #![allow(clippy::unwrap_used)] // strategies outside #[test] functions
 
+use std::sync::Arc;
+
 use hessian2::{Decoder, Encoder, Limits, Value};
 use proptest::prelude::*;
 
@@ -27,12 +29,12 @@ fn scalar() -> impl Strategy<Value = Value> {
     ]
 }
 
-fn type_name() -> impl Strategy<Value = Option<String>> {
+fn type_name() -> impl Strategy<Value = Option<Arc<str>>> {
     prop_oneof![
         Just(None),
-        Just(Some("java.util.LinkedList".to_owned())),
-        Just(Some("[int".to_owned())),
-        "[a-z.]{1,12}".prop_map(Some)
+        Just(Some("java.util.LinkedList".into())),
+        Just(Some("[int".into())),
+        "[a-z.]{1,12}".prop_map(|s| Some(s.into()))
     ]
 }
 
@@ -50,7 +52,10 @@ fn value() -> impl Strategy<Value = Value> {
                 "[A-Z][a-z]{0,3}",
                 proptest::collection::vec(("[a-z]{1,3}", inner), 0..5)
             )
-                .prop_map(|(class, fields)| Value::Object { class, fields }),
+                .prop_map(|(class, fields)| Value::Object {
+                    class: class.into(),
+                    fields: fields.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+                }),
         ]
     })
 }
@@ -81,7 +86,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
-        let limits = Limits { max_depth: 32, max_len: 4096 };
+        let limits = Limits { max_depth: 32, max_len: 4096, ..Limits::DEFAULT };
         let mut d = Decoder::with_limits(&bytes, limits);
         for _ in 0..8 {
             if d.read().is_err() || d.is_empty() {

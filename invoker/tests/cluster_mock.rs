@@ -5,8 +5,8 @@ use std::sync::Arc;
 use invoker::cluster::{self, ClusterOptions};
 use invoker::directory::static_directory::StaticDirectory;
 use invoker::mock::{
-    empty_value, is_config_empty, normalize_mock, parse_mock_value, JavaType, MockDecision,
-    MockRegistry,
+    empty_value, is_config_empty, normalize_mock, parse_mock_value, IntWidth, JavaType,
+    MockDecision, MockRegistry,
 };
 use invoker::rpc::{Invocation, RpcErrorCode, RpcResponse, SharedInvoker};
 use invoker::testutil::*;
@@ -237,7 +237,9 @@ fn parse_mock_value_rules() {
     assert_eq!(p("-1", None), json!("-1"));
     assert_eq!(p("-1", Some("int")), json!(-1));
     assert_eq!(p("1688", Some("int")), json!(1688));
-    assert_eq!(p("{a:1, 'b':\"x\"}", None), json!({"a": 1, "b": "x"}));
+    // Dubbo 3.3's default JSON reader (fastjson2) takes single quotes but refuses an unquoted
+    // field name (checked against the oracle; see differential/).
+    assert_eq!(p("{\"a\":1, 'b':\"x\"}", None), json!({"a": 1, "b": "x"}));
     assert_eq!(
         p("[1,2]", Some("java.util.List<java.lang.Long>")),
         json!([1, 2])
@@ -246,7 +248,7 @@ fn parse_mock_value_rules() {
     assert_eq!(p("[1,1,2]", Some("java.util.Set")), json!([1, 2]));
     assert_eq!(p("true", Some("boolean")), json!(true));
     assert_eq!(p("x", Some("char")), json!("x"));
-    assert!(parse_mock_value("abc", Some(&JavaType::Integer)).is_err());
+    assert!(parse_mock_value("abc", Some(&JavaType::Integer(IntWidth::Int))).is_err());
     assert!(parse_mock_value("{not json", None).is_err());
     // empty by return type
     assert_eq!(p("empty", Some("java.lang.String")), json!(""));
@@ -259,13 +261,16 @@ fn parse_mock_value_rules() {
     assert_eq!(p("empty", Some("java.lang.Object")), json!([]));
     assert_eq!(p("empty", Some("java.lang.CharSequence")), Value::Null);
     assert_eq!(p("empty", None), Value::Null);
-    assert_eq!(empty_value(Some(&JavaType::Float)), json!(0.0));
+    assert_eq!(empty_value(Some(&JavaType::Float(false))), json!(0.0));
 }
 
 #[test]
 fn java_type_names() {
     assert_eq!(JavaType::parse("String"), JavaType::Str);
-    assert_eq!(JavaType::parse("java.lang.Integer"), JavaType::Integer);
+    assert_eq!(
+        JavaType::parse("java.lang.Integer"),
+        JavaType::Integer(IntWidth::Int)
+    );
     assert_eq!(
         JavaType::parse("java.util.List<java.lang.String>"),
         JavaType::List(Some(Box::new(JavaType::Str)))
@@ -522,4 +527,54 @@ async fn mock_values_are_read_once_not_per_call() {
     let e = m.invoke(&call("m")).await.unwrap_err();
     assert_eq!(e.exception_class.as_deref(), Some("com.foo.LaterEx"));
     assert_eq!(m.mock_values().parsed(), 1);
+}
+
+/// Cases found by the differential tests against Dubbo 3.3.6's `MockInvoker.parseMockValue`
+/// (with fastjson2, Dubbo's default JSON reader).
+#[test]
+fn parse_mock_value_matches_dubbo_on_generated_inputs() {
+    let t = |name: &str| JavaType::parse(name);
+    // Numbers narrow like Number.intValue() and friends, on the exact value.
+    assert_eq!(
+        parse_mock_value("2147483648", Some(&t("int"))).unwrap(),
+        json!(-2147483648)
+    );
+    assert_eq!(
+        parse_mock_value("99999999999", Some(&t("byte"))).unwrap(),
+        json!(-1)
+    );
+    assert_eq!(
+        parse_mock_value("99999999999999999999", Some(&t("long"))).unwrap(),
+        json!(7766279631452241919i64)
+    );
+    // Number → boolean is intValue() != 0.
+    assert_eq!(
+        parse_mock_value("4294967296", Some(&t("boolean"))).unwrap(),
+        json!(false)
+    );
+    assert_eq!(
+        parse_mock_value("99999999999", Some(&t("java.lang.Boolean"))).unwrap(),
+        json!(true)
+    );
+    // Leading zeros are a number to the JSON reader.
+    assert_eq!(parse_mock_value("007", None).unwrap(), json!(7));
+    // A string is parsed by Integer.parseInt (range-checked, no spaces) or Float.parseFloat.
+    assert!(parse_mock_value("\"2147483648\"", Some(&t("int"))).is_err());
+    assert!(parse_mock_value("' 1'", Some(&t("int"))).is_err());
+    assert_eq!(
+        parse_mock_value("-2147483649", Some(&t("float"))).unwrap(),
+        json!(-2147483648.0)
+    );
+    // Unquoted field names are refused; single quotes are not.
+    assert!(parse_mock_value("{a:1}", None).is_err());
+    assert!(parse_mock_value("[{a:1}]", None).is_err());
+    assert_eq!(
+        parse_mock_value("{'a':'b'}", None).unwrap(),
+        json!({"a": "b"})
+    );
+    // Array elements must fit the array's type.
+    assert!(parse_mock_value("[1,2]", Some(&t("java.lang.String[]"))).is_err());
+    assert!(parse_mock_value("[true]", Some(&t("int[]"))).is_err());
+    // A JSON map is no number (Java makes 0 of it: divergence mock-map-to-scalar-is-error).
+    assert!(parse_mock_value("{\"a\":1}", Some(&t("java.lang.Long"))).is_err());
 }

@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance::{
     self, Clock, ConsistentHashLoadBalance, LeastActiveLoadBalance, LoadBalance, P2cLoadBalance,
-    RandomLoadBalance, RoundRobinLoadBalance, ShortestResponseLoadBalance, RECYCLE_PERIOD_MS,
+    RandomLoadBalance, RoundRobinLoadBalance, ShortestResponseLoadBalance, DEFAULT_MAX_REPLICAS,
+    RECYCLE_PERIOD_MS,
 };
 use invoker::rpc::{Invocation, Invoker, RpcResponse, RpcResult, SharedInvoker};
 use registry_core::Url;
@@ -505,4 +506,27 @@ fn consistent_hash_reselect_walks_the_ring() {
         assert_eq!(lb.ring_size(&key, "m"), Some((160, 8 * 160)));
         assert_eq!(lb.select(&s, &call), Some(first));
     }
+}
+
+#[test]
+fn consistent_hash_bounds_what_hash_nodes_asks_for() {
+    // A provider URL (or an override) may ask for any number of virtual nodes per invoker
+    // (Java builds them all: `hash.nodes=2147483647` is billions of TreeMap entries); here
+    // the ring stops at the limits (100,000 asked for: 16,384 built).
+    let lb = ConsistentHashLoadBalance::new();
+    let s = ch_set(3, "&hash.nodes=100000");
+    let key = s.service_key().clone();
+    let call = arg_call("m", json!(["user-1"]));
+    let first = lb.select(&s, &call).unwrap();
+    assert_eq!(lb.select(&s, &call), Some(first));
+    let (replicas, points) = lb.ring_size(&key, "m").unwrap();
+    assert_eq!(replicas, DEFAULT_MAX_REPLICAS);
+    assert!(points <= 3 * DEFAULT_MAX_REPLICAS as usize, "{points}");
+
+    // Tighter limits: the ring shrinks with the number of invokers, never below 4 nodes each.
+    let lb = ConsistentHashLoadBalance::with_limits(1024, 2048);
+    let s = ch_set(8, "&hash.nodes=1000000");
+    let key = s.service_key().clone();
+    lb.select(&s, &call).unwrap();
+    assert_eq!(lb.ring_size(&key, "m").map(|r| r.0), Some(256));
 }

@@ -5,12 +5,17 @@
 //! drops, the client becomes unavailable and a background task reconnects it, first after
 //! 100 ms, then doubling up to the `reconnect` period (2 s by default), until it succeeds or
 //! the client is closed or dropped (the task holds only a weak reference).
+//!
+//! Background connects (at creation unless lazy, and every reconnect attempt) first take a
+//! permit of the factory's connect limit, so thousands of providers referred at once do not
+//! open thousands of connects at once. A connect a call needs does not wait for a permit.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::config::{ConnConfig, FIRST_RECONNECT_DELAY};
@@ -28,6 +33,8 @@ pub(crate) struct Client {
     failed: AtomicBool,
     closed: AtomicBool,
     reconnecting: AtomicBool,
+    /// Permits of background connects, shared by the factory.
+    connects: Arc<Semaphore>,
     me: Weak<Client>,
 }
 
@@ -42,8 +49,14 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// A new slot; unless `lazy`, it starts connecting now when a tokio runtime is running.
-    pub(crate) fn new(addr: Arc<str>, cfg: ConnConfig, serialization: u8) -> Arc<Client> {
+    /// A new slot; unless `lazy`, it starts connecting now (once a permit of `connects` is
+    /// free) when a tokio runtime is running.
+    pub(crate) fn new(
+        addr: Arc<str>,
+        cfg: ConnConfig,
+        serialization: u8,
+        connects: Arc<Semaphore>,
+    ) -> Arc<Client> {
         let c = Arc::new_cyclic(|me| Client {
             addr,
             cfg,
@@ -53,13 +66,22 @@ impl Client {
             failed: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             reconnecting: AtomicBool::new(false),
+            connects,
             me: me.clone(),
         });
         if !c.cfg.lazy {
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 let weak = c.me.clone();
+                let permits = c.connects.clone();
                 rt.spawn(async move {
+                    // Queued without holding the client: a client dropped meanwhile is gone.
+                    let Ok(_permit) = permits.acquire_owned().await else {
+                        return;
+                    };
                     let Some(c) = weak.upgrade() else { return };
+                    if c.closed.load(Ordering::Acquire) || c.live().is_some() {
+                        return;
+                    }
                     let deadline = Instant::now() + c.cfg.connect_timeout;
                     if let Err(e) = c.conn(deadline).await {
                         tracing::warn!(addr = %c.addr, "initial connect failed, will reconnect: {e}");
@@ -85,6 +107,11 @@ impl Client {
             Some(c) if c.is_alive() => !c.is_readonly(),
             _ => !self.failed.load(Ordering::Acquire),
         }
+    }
+
+    /// Bytes queued for writing on the live connection.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.current.load().as_ref().map_or(0, |c| c.queued_bytes())
     }
 
     /// Calls waiting on the live connection.
@@ -207,10 +234,14 @@ impl Client {
             return;
         };
         let weak = self.me.clone();
+        let permits = self.connects.clone();
         rt.spawn(async move {
             let mut delay = FIRST_RECONNECT_DELAY.min(max);
             loop {
                 tokio::time::sleep(delay).await;
+                let Ok(_permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
                 let Some(c) = weak.upgrade() else { return };
                 if c.closed.load(Ordering::Acquire) || c.live().is_some() {
                     break;

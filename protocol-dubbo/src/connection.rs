@@ -2,8 +2,11 @@
 //! calls keyed by request id.
 //!
 //! - Callers [`Conn::register`] a request id, then [`Conn::send_frame`]: the frame is appended to
-//!   a shared write buffer and the writer task flushes whatever has accumulated in one
-//!   `write_all` (many in-flight calls share syscalls). They await [`Conn::reply`].
+//!   a shared write buffer and the writer task flushes whatever has accumulated (many in-flight
+//!   calls share syscalls). They await [`Conn::reply`]. The buffer is bounded
+//!   (`max_queued_bytes`: past it a call fails at once), and a write that makes no progress
+//!   for `write_stall_timeout` (a provider that stopped reading) closes the connection, so
+//!   its calls fail over instead of waiting out their timeouts one after another.
 //! - Each pending call is a slot in the pending map (the caller's waker, then the reply), so a
 //!   call allocates no channel: the map keeps its capacity and the reply moves through it.
 //! - The reader task splits the stream into frames, completes the pending call of each
@@ -41,8 +44,6 @@ use crate::request::{heartbeat_request, heartbeat_response};
 /// What a pending call receives: the response frame, or why there is none.
 pub(crate) type Reply = Result<Frame, DubboError>;
 
-/// More than this many unsent bytes and new calls are refused (the provider stopped reading).
-const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 /// Write buffers larger than this are not kept for reuse.
 const KEEP_BUFFER: usize = 1024 * 1024;
 
@@ -76,6 +77,9 @@ pub(crate) struct Conn {
     epoch: Instant,
     last_read: AtomicU64,
     last_write: AtomicU64,
+    /// Bytes queued and not yet taken by the writer.
+    queued: AtomicU64,
+    max_queued: usize,
     cancel: CancellationToken,
 }
 
@@ -130,9 +134,11 @@ impl Conn {
             epoch: Instant::now(),
             last_read: AtomicU64::new(0),
             last_write: AtomicU64::new(0),
+            queued: AtomicU64::new(0),
+            max_queued: cfg.max_queued_bytes,
             cancel: CancellationToken::new(),
         });
-        tokio::spawn(write_loop(conn.clone(), wr));
+        tokio::spawn(write_loop(conn.clone(), wr, cfg.write_stall_timeout));
         let c = conn.clone();
         let cfg = cfg.clone();
         tokio::spawn(async move {
@@ -161,6 +167,11 @@ impl Conn {
     /// Number of calls waiting for a response.
     pub(crate) fn pending_count(&self) -> usize {
         self.pending.lock().calls.len()
+    }
+
+    /// Bytes queued for the writer and not yet taken by it.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        usize::try_from(self.queued.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
     }
 
     /// Registers a call waiting for the response with `id` (then await [`Conn::reply`]).
@@ -196,11 +207,17 @@ impl Conn {
         }
         {
             let mut out = self.out.lock();
-            if out.len() > MAX_QUEUED_BYTES {
+            let after = out
+                .len()
+                .saturating_add(head.len())
+                .saturating_add(body.len());
+            // One frame always fits an empty queue (its size is bounded by the payload limit).
+            if after > self.max_queued && !out.is_empty() {
                 return Err(self.lost("write queue full: the provider is not reading"));
             }
             out.extend_from_slice(head);
             out.extend_from_slice(body);
+            self.queued.store(after as u64, Ordering::Relaxed);
         }
         self.wake.notify_one();
         Ok(())
@@ -399,11 +416,7 @@ impl Future for ReplyFuture<'_> {
 async fn read_loop(conn: &Arc<Conn>, mut rd: OwnedReadHalf, cfg: &ConnConfig) -> String {
     let mut buf = BytesMut::with_capacity(64 * 1024);
     let mut dec = FrameDecoder::new(cfg.payload);
-    let period = if cfg.heartbeat.is_zero() {
-        cfg.idle_timeout.max(Duration::from_secs(1))
-    } else {
-        (cfg.heartbeat / 3).max(Duration::from_millis(10))
-    };
+    let period = cfg.tick();
     let mut tick = tokio::time::interval_at(Instant::now() + period, period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -435,7 +448,7 @@ async fn read_loop(conn: &Arc<Conn>, mut rd: OwnedReadHalf, cfg: &ConnConfig) ->
     }
 }
 
-async fn write_loop(conn: Arc<Conn>, mut wr: OwnedWriteHalf) {
+async fn write_loop(conn: Arc<Conn>, mut wr: OwnedWriteHalf, stall: Duration) {
     let mut spare: Vec<u8> = Vec::with_capacity(16 * 1024);
     'outer: loop {
         tokio::select! {
@@ -443,19 +456,44 @@ async fn write_loop(conn: Arc<Conn>, mut wr: OwnedWriteHalf) {
             _ = conn.wake.notified() => {}
         }
         loop {
-            std::mem::swap(&mut *conn.out.lock(), &mut spare);
+            {
+                let mut out = conn.out.lock();
+                std::mem::swap(&mut *out, &mut spare);
+                conn.queued.store(0, Ordering::Relaxed);
+            }
             if spare.is_empty() {
                 break;
             }
-            let r = tokio::select! {
-                _ = conn.cancel.cancelled() => break 'outer,
-                r = wr.write_all(&spare) => r,
-            };
-            if let Err(e) = r {
-                conn.shutdown(&format!("write failed: {e}"));
-                break 'outer;
+            // Each write must make progress within `stall`; a provider that stopped reading
+            // (its receive window and our send buffer full) is given up on.
+            let mut done = 0;
+            while done < spare.len() {
+                let r = tokio::select! {
+                    _ = conn.cancel.cancelled() => break 'outer,
+                    r = tokio::time::timeout(stall, wr.write(&spare[done..])) => r,
+                };
+                match r {
+                    Ok(Ok(0)) => {
+                        conn.shutdown("write failed: the socket accepts no more bytes");
+                        break 'outer;
+                    }
+                    Ok(Ok(n)) => {
+                        done += n;
+                        conn.last_write.store(conn.now_ms(), Ordering::Relaxed);
+                    }
+                    Ok(Err(e)) => {
+                        conn.shutdown(&format!("write failed: {e}"));
+                        break 'outer;
+                    }
+                    Err(_) => {
+                        conn.shutdown(&format!(
+                            "write stalled: no byte accepted for {} ms (the provider is not reading)",
+                            stall.as_millis()
+                        ));
+                        break 'outer;
+                    }
+                }
             }
-            conn.last_write.store(conn.now_ms(), Ordering::Relaxed);
             spare.clear();
             if spare.capacity() > KEEP_BUFFER {
                 spare = Vec::with_capacity(16 * 1024);

@@ -67,7 +67,7 @@ pub enum DubboError {
         limit: u64,
     },
     /// Hessian2 encode/decode failure.
-    #[error("hessian2: {0}")]
+    #[error("{0}")]
     Hessian(#[from] hessian2::Error),
     /// The provider answered with a non-OK status and its message.
     #[error("provider {addr} answered status {status} ({}): {message}", status::name(*status))]

@@ -27,11 +27,14 @@ use crate::error::DubboError;
 use crate::header::Header;
 use crate::pool::ConnectionPool;
 use crate::request::{encode_call_body, CallBody};
-use crate::response::decode_response;
+use crate::response::decode_response_with;
 use crate::types::infer_java_type;
 
 /// Dubbo's default call timeout, 1000 ms.
 pub const DEFAULT_TIMEOUT_MS: u64 = 1000;
+/// The longest call timeout (Java reads `timeout` as an `int`): larger values are taken as
+/// this, so a call's deadline is always a time the clock can hold.
+pub const MAX_TIMEOUT_MS: u64 = i32::MAX as u64;
 /// The version Java sends when the provider URL has none.
 pub const DEFAULT_VERSION: &str = "0.0.0";
 /// Encoders that grew past this (a huge argument) are not kept for reuse.
@@ -67,6 +70,7 @@ pub struct DubboInvoker {
     url_attachments: Vec<(&'static str, String)>,
     serialization: u8,
     payload: usize,
+    limits: hessian2::Limits,
     descriptors: RwLock<FxHashMap<Box<[String]>, Arc<str>>>,
 }
 
@@ -78,6 +82,7 @@ impl DubboInvoker {
         lease: Lease,
         serialization: u8,
         payload: usize,
+        limits: hessian2::Limits,
     ) -> Self {
         let path = url.path().unwrap_or_default().to_owned();
         let interface = url.param("interface").map(str::to_owned);
@@ -103,6 +108,7 @@ impl DubboInvoker {
             url_attachments,
             serialization,
             payload,
+            limits,
             descriptors: RwLock::new(FxHashMap::default()),
         }
     }
@@ -122,6 +128,12 @@ impl DubboInvoker {
         self.clients.iter().map(|c| c.pending_count()).sum()
     }
 
+    /// Bytes queued for writing on this invoker's connections and not yet taken by their
+    /// writers (bounded by `DubboOptions::max_queued_bytes` per connection).
+    pub fn queued_write_bytes(&self) -> usize {
+        self.clients.iter().map(|c| c.queued_bytes()).sum()
+    }
+
     /// `$echo(value)`: the health probe every Java provider answers with its argument.
     pub async fn echo(&self, value: Value) -> RpcResult {
         let inv =
@@ -129,8 +141,12 @@ impl DubboInvoker {
         self.invoke(&inv).await
     }
 
-    /// The call timeout in ms for `inv`.
+    /// The call timeout in ms for `inv` (at most [`MAX_TIMEOUT_MS`]).
     pub fn timeout_ms(&self, inv: &Invocation) -> u64 {
+        self.timeout_ms_unclamped(inv).min(MAX_TIMEOUT_MS)
+    }
+
+    fn timeout_ms_unclamped(&self, inv: &Invocation) -> u64 {
         let from_attachment = inv
             .attachment("timeout")
             .and_then(|t| t.trim().parse::<u64>().ok())
@@ -250,7 +266,12 @@ impl DubboInvoker {
                     limit: self.payload as u64,
                 });
             }
-            let header = Header::request(id, two_way, self.serialization, bytes.len() as u32);
+            let len = u32::try_from(bytes.len()).map_err(|_| DubboError::PayloadTooLarge {
+                what: "request",
+                len: bytes.len() as u64,
+                limit: self.payload as u64,
+            })?;
+            let header = Header::request(id, two_way, self.serialization, len);
             conn.send_frame(&header, bytes)
         })
     }
@@ -281,7 +302,7 @@ impl DubboInvoker {
         let reply = tokio::time::timeout_at(deadline, conn.reply(id)).await;
         guard.armed = false;
         match reply {
-            Ok(Ok(frame)) => decode_response(&frame, &self.addr),
+            Ok(Ok(frame)) => decode_response_with(&frame, &self.addr, self.limits),
             Ok(Err(e)) => Err(e),
             Err(_) => {
                 conn.unregister(id);

@@ -28,6 +28,14 @@
 //!   background task reconnects it.
 //! - Bad input from the network (wrong magic, absurd lengths, truncated or undecodable
 //!   bodies, unknown request ids) gives a clear error or is logged and dropped; never a panic.
+//!   Response bodies decode within [`hessian2::Limits`] (depth, lengths, and a memory budget
+//!   tied to the body size that also covers the JSON form).
+//! - What a provider URL (or the config centre) may set for the consumer is clamped by
+//!   [`DubboOptions`]: `payload` (8 MiB at most by default), `heartbeat` (1 s at least),
+//!   `reconnect` (1 s at least), `connections`/`shareconnections` (64 at most), every period
+//!   to a day and the call timeout to Java's `int` range. Background connects run at most
+//!   16 at a time per factory; a provider that stops reading is given up after 10 s without
+//!   write progress, and the write queue is bounded (16 MiB).
 
 /// An in-process echo provider and typical payloads for benchmarks (feature `testutil`).
 #[cfg(any(test, feature = "testutil"))]
@@ -47,6 +55,7 @@ pub mod serialization;
 pub mod status;
 pub mod types;
 
+pub use config::DubboOptions;
 pub use error::DubboError;
 pub use factory::DubboInvokerFactory;
 pub use invoker::DubboInvoker;

@@ -3,14 +3,20 @@
 //! By default every invoker of one address (one per service exported there) uses the same
 //! `shareconnections` connections (1 by default), reference-counted: the last invoker released
 //! closes them. `connections=N` gives an invoker N connections of its own instead.
+//!
+//! The pool also holds the permits of background connects (at refer time and reconnects):
+//! a directory that refers 10,000 providers at once opens at most
+//! [`DubboOptions::max_concurrent_connects`](crate::config::DubboOptions::max_concurrent_connects)
+//! connections at a time; the rest wait their turn (calls never wait for a permit).
 
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
+use tokio::sync::Semaphore;
 
 use crate::client::Client;
-use crate::config::ConnConfig;
+use crate::config::{ConnConfig, DubboOptions};
 
 #[derive(Debug)]
 struct Shared {
@@ -19,15 +25,42 @@ struct Shared {
 }
 
 /// The shared connections of one [`crate::DubboInvokerFactory`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ConnectionPool {
     shared: Mutex<FxHashMap<Arc<str>, Shared>>,
+    connects: Arc<Semaphore>,
+}
+
+impl Default for ConnectionPool {
+    fn default() -> Self {
+        ConnectionPool::with_connect_limit(DubboOptions::default().max_concurrent_connects)
+    }
 }
 
 impl ConnectionPool {
-    /// An empty pool.
+    /// An empty pool (default connect concurrency).
     pub fn new() -> Self {
         ConnectionPool::default()
+    }
+
+    /// An empty pool whose background connects run at most `max_concurrent` at a time.
+    pub fn with_connect_limit(max_concurrent: usize) -> Self {
+        ConnectionPool {
+            shared: Mutex::new(FxHashMap::default()),
+            connects: Arc::new(Semaphore::new(
+                max_concurrent.clamp(1, Semaphore::MAX_PERMITS),
+            )),
+        }
+    }
+
+    /// The permits of background connects.
+    pub(crate) fn connect_permits(&self) -> &Arc<Semaphore> {
+        &self.connects
+    }
+
+    /// Background connects that may start now (the limit minus those in progress).
+    pub fn idle_connect_permits(&self) -> usize {
+        self.connects.available_permits()
     }
 
     /// The shared connection slots of `addr` (created with `count` slots on first use), and one
@@ -42,7 +75,14 @@ impl ConnectionPool {
         let mut m = self.shared.lock();
         let e = m.entry(addr.clone()).or_insert_with(|| Shared {
             clients: (0..count.max(1))
-                .map(|_| Client::new(addr.clone(), cfg.clone(), serialization))
+                .map(|_| {
+                    Client::new(
+                        addr.clone(),
+                        cfg.clone(),
+                        serialization,
+                        self.connects.clone(),
+                    )
+                })
                 .collect(),
             refs: 0,
         });

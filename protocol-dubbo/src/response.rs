@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use hessian2::{Decoder, Value as HValue};
+use hessian2::{Decoder, Limits, Value as HValue};
 use invoker::rpc::RpcResponse;
 
 use crate::error::DubboError;
@@ -29,18 +29,33 @@ pub const RESPONSE_VALUE_WITH_ATTACHMENTS: i32 = 4;
 /// Flag 5: a null value and the attachments.
 pub const RESPONSE_NULL_VALUE_WITH_ATTACHMENTS: i32 = 5;
 
-/// Decodes a response frame into a result, or the error it carries.
+/// At most this much memory is spent on rendering a non-string value into an error message
+/// (the message itself is cut at 200 bytes).
+const MESSAGE_JSON_BUDGET: usize = 64 * 1024;
+
+/// Decodes a response frame into a result, or the error it carries, with the default
+/// [`Limits`].
 pub fn decode_response(frame: &Frame, addr: &str) -> Result<RpcResponse, DubboError> {
+    decode_response_with(frame, addr, Limits::DEFAULT)
+}
+
+/// Decodes a response frame into a result, or the error it carries; the body is decoded within
+/// `limits` (its memory budget covers the value and its JSON form).
+pub fn decode_response_with(
+    frame: &Frame,
+    addr: &str,
+    limits: Limits,
+) -> Result<RpcResponse, DubboError> {
     let h = &frame.header;
     if h.serialization() != HESSIAN2_ID {
         return Err(DubboError::UnsupportedSerialization(h.serialization()));
     }
-    let mut d = Decoder::new(&frame.body);
+    let mut d = Decoder::with_limits(&frame.body, limits);
     if h.status != status::OK {
         let message = match d.read() {
             Ok(HValue::String(s)) => s,
             Ok(HValue::Null) | Err(_) => String::new(),
-            Ok(other) => other.to_json().to_string(),
+            Ok(other) => short(&other),
         };
         return Err(DubboError::Status {
             addr: addr.to_owned(),
@@ -59,7 +74,7 @@ pub fn decode_response(frame: &Frame, addr: &str) -> Result<RpcResponse, DubboEr
         other => {
             return Err(DubboError::BadResponse(format!(
                 "expected a result flag, found {}",
-                short(&other.to_json())
+                short(&other)
             )))
         }
     };
@@ -105,13 +120,14 @@ fn read_attachments(d: &mut Decoder<'_>) -> Result<BTreeMap<String, String>, Dub
 pub fn throwable(v: &HValue) -> (String, String) {
     let (class, fields): (String, Vec<(&str, &HValue)>) = match v {
         HValue::Object { class, fields } => (
-            class.clone(),
-            fields.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+            class.to_string(),
+            fields.iter().map(|(k, v)| (&**k, v)).collect(),
         ),
         HValue::Map { type_name, entries } => (
             type_name
-                .clone()
-                .unwrap_or_else(|| "java.lang.Throwable".to_owned()),
+                .as_deref()
+                .unwrap_or("java.lang.Throwable")
+                .to_owned(),
             entries
                 .iter()
                 .filter_map(|(k, v)| match k {
@@ -121,7 +137,7 @@ pub fn throwable(v: &HValue) -> (String, String) {
                 .collect(),
         ),
         HValue::String(s) => return ("java.lang.Throwable".to_owned(), s.clone()),
-        other => return ("java.lang.Throwable".to_owned(), short(&other.to_json())),
+        other => return ("java.lang.Throwable".to_owned(), short(other)),
     };
     let field = |name: &str| {
         fields.iter().find_map(|(k, v)| match v {
@@ -140,8 +156,13 @@ pub fn throwable(v: &HValue) -> (String, String) {
     (class, message)
 }
 
-fn short(v: &serde_json::Value) -> String {
-    let mut s = v.to_string();
+/// A decoded value for a message: its JSON text, cut at 200 bytes; only its kind when even
+/// its JSON form would be large (a value's JSON form can be far larger than the value).
+fn short(v: &HValue) -> String {
+    let Some(json) = v.to_json_within(MESSAGE_JSON_BUDGET) else {
+        return format!("<a {} too large to show>", v.kind());
+    };
+    let mut s = json.to_string();
     if s.len() > 200 {
         let mut cut = 200;
         while !s.is_char_boundary(cut) {

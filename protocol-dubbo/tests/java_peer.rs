@@ -398,11 +398,15 @@ async fn readonly_event_and_dropped_connection_make_it_unavailable_then_reconnec
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeats_keep_an_idle_connection() {
-    // The peer closes connections idle for 800 ms; heartbeats every 150 ms keep ours.
+    // The peer closes connections idle for 800 ms; heartbeats every 150 ms keep ours (a
+    // consumer option allows heartbeats that short; by default URLs may not go below 1 s).
     let Some(peer) = JavaPeer::start("heartbeat", &["--idle-ms", "800"]).await else {
         return;
     };
-    let f = DubboInvokerFactory::new();
+    let f = DubboInvokerFactory::with_options(protocol_dubbo::config::DubboOptions {
+        min_heartbeat: Duration::from_millis(50),
+        ..Default::default()
+    });
     let inv = f
         .refer_dubbo(&peer.url("timeout=5000&heartbeat=150"))
         .unwrap();

@@ -43,7 +43,7 @@ fn offline(c: &mut Criterion) {
     g.bench_function("idl_decode_HelloReply", |b| {
         b.iter(|| m.decode_result(Some(reply.clone())).unwrap())
     });
-    let framed = encode(b"\x0a\x0aHello rust");
+    let framed = encode(b"\x0a\x0aHello rust").unwrap();
     g.bench_function("frame_decode_one", |b| {
         b.iter(|| {
             let mut d = FrameDecoder::new(1 << 20);

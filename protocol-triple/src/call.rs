@@ -32,7 +32,8 @@ pub struct Reply {
 }
 
 /// Performs one unary call. The whole exchange is bounded by `timeout`; dropping the future
-/// resets the stream (RST_STREAM CANCEL).
+/// resets the stream (RST_STREAM CANCEL). A timeout makes the connection PING its peer (see
+/// `Connection::suspect`).
 pub(crate) async fn unary(
     conn: &Connection,
     uri: Uri,
@@ -43,7 +44,10 @@ pub(crate) async fn unary(
 ) -> Result<Reply, TripleError> {
     match tokio::time::timeout(timeout, exchange(conn, uri, headers, body, max_response)).await {
         Ok(r) => r,
-        Err(_) => Err(TripleError::Timeout(timeout)),
+        Err(_) => {
+            conn.suspect();
+            Err(TripleError::Timeout(timeout))
+        }
     }
 }
 

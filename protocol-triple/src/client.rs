@@ -74,9 +74,14 @@ impl TripleClient {
                 limit: self.max_message,
             });
         }
+        let len32 = u32::try_from(len).map_err(|_| TripleError::TooLarge {
+            direction: "request",
+            size: len,
+            limit: u32::MAX as usize,
+        })?;
         let mut buf = BytesMut::with_capacity(PREFIX_LEN + len);
         buf.put_u8(0);
-        buf.put_u32(len as u32);
+        buf.put_u32(len32);
         request
             .encode(&mut buf)
             .map_err(|e| TripleError::Codec(format!("protobuf encode: {e}")))?;

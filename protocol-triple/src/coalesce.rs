@@ -29,7 +29,7 @@
 use std::future::Future;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -54,13 +54,15 @@ const TYPE_CONTINUATION: u8 = 0x9;
 const FLAG_END_STREAM: u8 = 0x1;
 
 /// What the calls of one connection tell its writer: how many are in flight, and a way to wake
-/// the writer when that changes while it holds requests.
+/// the writer when that changes while it holds requests. It also counts the reads that brought
+/// bytes, which the keepalive uses to tell a quiet connection.
 #[derive(Debug, Default)]
 pub(crate) struct FlushGate {
     enabled: bool,
     in_flight: AtomicUsize,
     holding: AtomicBool,
     waker: Mutex<Option<Waker>>,
+    reads: AtomicU64,
 }
 
 impl FlushGate {
@@ -75,6 +77,11 @@ impl FlushGate {
     /// Calls on this connection that have begun and not ended.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Reads from the socket that brought at least one byte, so far.
+    pub(crate) fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
     }
 
     /// Counts a call as in flight until the guard drops.
@@ -244,7 +251,12 @@ impl<T: AsyncRead + Unpin> AsyncRead for CoalescingIo<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.gate.reads.fetch_add(1, Ordering::Relaxed);
+        }
+        r
     }
 }
 

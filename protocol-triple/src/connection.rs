@@ -7,14 +7,24 @@
 //! wait for a reconnect: while down they fail fast with a network error, so the cluster can
 //! pick another provider. Only the very first connect is waited for (bounded by the call
 //! timeout).
+//!
+//! Dead peers (a provider that hangs, a host that vanished without a FIN): an HTTP/2 PING must
+//! be acknowledged within [`ConnectionOptions::keepalive_timeout`] or the connection is given
+//! up, marked down (the invoker turns unavailable, so the cluster routes around it) and
+//! re-established. A PING is sent when calls are in flight and nothing was read for
+//! [`ConnectionOptions::keepalive_interval`] (idle connections too with
+//! `keepalive_while_idle`), and at once when a call times out. A new connection is only
+//! ready after its first PING is acknowledged, so a reconnect to a hung peer does not make it
+//! available again.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use h2::client::SendRequest;
+use h2::{Ping, PingPong};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::coalesce::{CoalescingIo, FlushGate, InFlight};
@@ -40,6 +50,17 @@ pub struct ConnectionOptions {
     /// (see `coalesce.rs`: only with 16 or more calls in flight, at most 0.5–1 ms, never for
     /// control frames). On by default.
     pub write_coalescing: bool,
+    /// Send a PING after this long without reading while calls are in flight (default 60 s,
+    /// Java's `heartbeat`; zero: only when a call times out).
+    pub keepalive_interval: Duration,
+    /// A PING not acknowledged within this long gives the connection up (default 20 s).
+    pub keepalive_timeout: Duration,
+    /// Also PING idle connections (default false: gRPC servers answer PINGs on idle
+    /// connections more often than every 5 minutes with GOAWAY `too_many_pings`).
+    pub keepalive_while_idle: bool,
+    /// Connects in progress at once across the connections of one `TripleInvokerFactory`
+    /// (default 16); the rest wait their turn.
+    pub max_concurrent_connects: usize,
 }
 
 impl Default for ConnectionOptions {
@@ -51,6 +72,10 @@ impl Default for ConnectionOptions {
             backoff_min: Duration::from_millis(100),
             backoff_max: Duration::from_secs(5),
             write_coalescing: true,
+            keepalive_interval: Duration::from_secs(60),
+            keepalive_timeout: Duration::from_secs(20),
+            keepalive_while_idle: false,
+            max_concurrent_connects: 16,
         }
     }
 }
@@ -74,6 +99,8 @@ pub struct Connection {
     addr: Arc<str>,
     state: watch::Sender<State>,
     cancel: CancellationToken,
+    /// Wakes the keepalive to PING at once (a call timed out).
+    probe: Arc<Notify>,
 }
 
 impl Drop for Connection {
@@ -86,6 +113,16 @@ impl Connection {
     /// Starts connecting to `addr` (`host:port`) in the background on the current tokio
     /// runtime. Errors: called outside a runtime.
     pub fn open(addr: &str, options: ConnectionOptions) -> Result<Arc<Connection>, TripleError> {
+        Self::open_with_permits(addr, options, None)
+    }
+
+    /// [`Connection::open`], each connect attempt first taking a permit of `permits` (shared by
+    /// the connections of one factory).
+    pub(crate) fn open_with_permits(
+        addr: &str,
+        options: ConnectionOptions,
+        permits: Option<Arc<Semaphore>>,
+    ) -> Result<Arc<Connection>, TripleError> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
             TripleError::InvalidArgument("a Triple connection needs a tokio runtime".to_owned())
         })?;
@@ -94,11 +131,16 @@ impl Connection {
             addr: Arc::from(addr),
             state,
             cancel: CancellationToken::new(),
+            probe: Arc::new(Notify::new()),
         });
         handle.spawn(run(
-            conn.addr.clone(),
-            conn.state.clone(),
-            conn.cancel.clone(),
+            Shared {
+                addr: conn.addr.clone(),
+                state: conn.state.clone(),
+                cancel: conn.cancel.clone(),
+                probe: conn.probe.clone(),
+                permits,
+            },
             options,
         ));
         Ok(conn)
@@ -182,6 +224,12 @@ impl Connection {
         }
     }
 
+    /// A call on this connection timed out: PING the peer now, so that a hung peer is found
+    /// within the keepalive timeout (a peer that answers stays available; it is just slow).
+    pub(crate) fn suspect(&self) {
+        self.probe.notify_one();
+    }
+
     /// Marks the connection down after a call saw it fail at the connection level, so the
     /// invoker turns unavailable at once (the task reconnects when the h2 connection ends).
     pub(crate) fn invalidate(&self, reason: &str) {
@@ -219,30 +267,139 @@ async fn connect(
     }
 }
 
-async fn run(
+/// What the connection task shares with the handles.
+struct Shared {
     addr: Arc<str>,
     state: watch::Sender<State>,
     cancel: CancellationToken,
-    options: ConnectionOptions,
-) {
+    probe: Arc<Notify>,
+    permits: Option<Arc<Semaphore>>,
+}
+
+/// One connect attempt, within the shared connect permits: TCP, the HTTP/2 handshake, and a
+/// first PING acknowledged (a peer that accepts but does not answer is not ready).
+async fn establish(
+    sh: &Shared,
+    options: &ConnectionOptions,
+) -> Result<
+    (
+        SendRequest<Bytes>,
+        H2Connection,
+        Option<PingPong>,
+        Arc<FlushGate>,
+    ),
+    String,
+> {
+    let _permit = match &sh.permits {
+        Some(p) => Some(
+            p.clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| "closed".to_owned())?,
+        ),
+        None => None,
+    };
+    let (sender, mut conn, gate) = connect(&sh.addr, options).await?;
+    let mut pings = conn.ping_pong();
+    if let Some(p) = pings.as_mut() {
+        let answered = tokio::time::timeout(options.connect_timeout, async {
+            tokio::select! {
+                r = &mut conn => Err(match r {
+                    Ok(()) => "closed by the peer right after the handshake".to_owned(),
+                    Err(e) => format!("HTTP/2 handshake: {e}"),
+                }),
+                r = p.ping(Ping::opaque()) => r.map(|_| ()).map_err(|e| format!("first PING: {e}")),
+            }
+        })
+        .await;
+        match answered {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                return Err(format!(
+                    "no answer to the first PING within {:?}",
+                    options.connect_timeout
+                ))
+            }
+        }
+    }
+    Ok((sender, conn, pings, gate))
+}
+
+/// Runs until the peer fails to acknowledge a PING in time (the reason is returned): PINGs
+/// when calls are in flight and nothing was read for the keepalive interval (idle connections
+/// too with `keepalive_while_idle`), and at once on a probe (a call timed out). Never returns
+/// without PINGs to send.
+async fn keepalive(
+    pings: Option<PingPong>,
+    gate: &FlushGate,
+    probe: &Notify,
+    options: &ConnectionOptions,
+) -> String {
+    let Some(mut pings) = pings else {
+        return std::future::pending().await;
+    };
+    let interval = options.keepalive_interval;
+    let mut tick = (!interval.is_zero()).then(|| {
+        let mut t = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t
+    });
+    let mut reads = gate.reads();
+    loop {
+        let probed = tokio::select! {
+            _ = async {
+                match tick.as_mut() {
+                    Some(t) => {
+                        t.tick().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            } => false,
+            _ = probe.notified() => true,
+        };
+        let now = gate.reads();
+        let quiet = now == reads;
+        reads = now;
+        let due = quiet && (gate.in_flight() > 0 || options.keepalive_while_idle);
+        if !(probed || due) {
+            continue;
+        }
+        match tokio::time::timeout(options.keepalive_timeout, pings.ping(Ping::opaque())).await {
+            Ok(Ok(_)) => reads = gate.reads(),
+            Ok(Err(e)) => return format!("keepalive PING failed: {e}"),
+            Err(_) => {
+                return format!(
+                    "no PING acknowledgement within {:?} (keepalive timeout)",
+                    options.keepalive_timeout
+                )
+            }
+        }
+    }
+}
+
+async fn run(sh: Shared, options: ConnectionOptions) {
+    let addr = sh.addr.clone();
+    let state = &sh.state;
+    let cancel = &sh.cancel;
     let mut backoff = options.backoff_min;
     loop {
         let attempt = tokio::select! {
             _ = cancel.cancelled() => break,
-            r = connect(&addr, &options) => r,
+            r = establish(&sh, &options) => r,
         };
         match attempt {
-            Ok((sender, conn, gate)) => {
+            Ok((sender, conn, pings, gate)) => {
                 backoff = options.backoff_min;
                 tracing::debug!(%addr, "triple connection established");
-                state.send_replace(State::Ready(sender, gate));
-                let ended = tokio::select! {
+                state.send_replace(State::Ready(sender, gate.clone()));
+                let reason = tokio::select! {
                     _ = cancel.cancelled() => break,
-                    r = conn => r,
-                };
-                let reason = match ended {
-                    Ok(()) => "connection closed by the peer".to_owned(),
-                    Err(e) => format!("connection lost: {e}"),
+                    r = conn => match r {
+                        Ok(()) => "connection closed by the peer".to_owned(),
+                        Err(e) => format!("connection lost: {e}"),
+                    },
+                    dead = keepalive(pings, &gate, &sh.probe, &options) => dead,
                 };
                 tracing::warn!(%addr, %reason, "triple connection down; reconnecting");
                 state.send_replace(State::Down(Arc::from(reason.as_str())));

@@ -8,21 +8,35 @@ use parking_lot::Mutex;
 use registry_core::Url;
 use rustc_hash::FxHashMap;
 
+use tokio::sync::Semaphore;
+
 use crate::compression::Encoding;
 use crate::connection::{Connection, ConnectionOptions};
-use crate::invoker::TripleInvoker;
+use crate::invoker::{TripleInvoker, TripleLimits};
 use crate::payload::PayloadMode;
 
 /// Triple's default port.
 pub const DEFAULT_PORT: i32 = 50051;
 
 /// Makes [`TripleInvoker`]s; plug it into a `RegistryDirectory` (or a static directory).
-#[derive(Debug, Default)]
+///
+/// Its connections connect at most [`ConnectionOptions::max_concurrent_connects`] at a time
+/// (a directory that refers thousands of providers at once does not open thousands of
+/// connects at once), and what provider URLs may set is clamped by its [`TripleLimits`].
+#[derive(Debug)]
 pub struct TripleInvokerFactory {
     mode: PayloadMode,
     options: ConnectionOptions,
+    limits: TripleLimits,
     request_encoding: Encoding,
     pool: Mutex<FxHashMap<String, Weak<Connection>>>,
+    permits: Arc<Semaphore>,
+}
+
+impl Default for TripleInvokerFactory {
+    fn default() -> Self {
+        Self::with_options(PayloadMode::default(), ConnectionOptions::default())
+    }
 }
 
 impl TripleInvokerFactory {
@@ -33,12 +47,31 @@ impl TripleInvokerFactory {
 
     /// A factory with explicit connection options.
     pub fn with_options(mode: PayloadMode, options: ConnectionOptions) -> Self {
+        let permits = Arc::new(Semaphore::new(
+            options
+                .max_concurrent_connects
+                .clamp(1, Semaphore::MAX_PERMITS),
+        ));
         TripleInvokerFactory {
             mode,
             options,
+            limits: TripleLimits::default(),
             request_encoding: Encoding::Identity,
             pool: Mutex::new(FxHashMap::default()),
+            permits,
         }
+    }
+
+    /// Clamps what provider URLs may set, and bounds decoding, for every invoker made from now
+    /// on (see [`TripleLimits`]).
+    pub fn with_limits(mut self, limits: TripleLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Connects that may start now (the limit minus those in progress).
+    pub fn idle_connect_permits(&self) -> usize {
+        self.permits.available_permits()
     }
 
     /// Compresses the requests of every invoker made from now on with `encoding` (Java's
@@ -55,7 +88,8 @@ impl TripleInvokerFactory {
             return Ok(c);
         }
         pool.retain(|_, w| w.strong_count() > 0);
-        let c = Connection::open(addr, self.options.clone())?;
+        let c =
+            Connection::open_with_permits(addr, self.options.clone(), Some(self.permits.clone()))?;
         pool.insert(addr.to_owned(), Arc::downgrade(&c));
         Ok(c)
     }
@@ -80,7 +114,7 @@ impl TripleInvokerFactory {
         };
         let conn = self.connection(&addr).map_err(RpcError::from)?;
         Ok(Arc::new(
-            TripleInvoker::new(provider.clone(), conn, self.mode.clone())
+            TripleInvoker::with_limits(provider.clone(), conn, self.mode.clone(), self.limits)
                 .with_request_encoding(self.request_encoding),
         ))
     }

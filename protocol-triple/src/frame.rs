@@ -53,12 +53,17 @@ pub fn put_prefix(buf: &mut BytesMut, compressed: bool, len: u32) {
     buf.put_u32(len);
 }
 
-/// Frames one uncompressed message into a new buffer.
-pub fn encode(message: &[u8]) -> Bytes {
+/// Frames one uncompressed message into a new buffer. Errors: a message longer than the
+/// prefix can announce (`u32::MAX` bytes).
+pub fn encode(message: &[u8]) -> Result<Bytes, FrameError> {
+    let len = u32::try_from(message.len()).map_err(|_| FrameError::TooLarge {
+        size: message.len(),
+        limit: u32::MAX as usize,
+    })?;
     let mut buf = BytesMut::with_capacity(PREFIX_LEN + message.len());
-    put_prefix(&mut buf, false, message.len() as u32);
+    put_prefix(&mut buf, false, len);
     buf.extend_from_slice(message);
-    buf.freeze()
+    Ok(buf.freeze())
 }
 
 /// Incremental decoder of length-prefixed messages.
@@ -182,8 +187,8 @@ mod tests {
     use super::*;
 
     fn two_messages() -> Vec<u8> {
-        let mut v = encode(b"hello").to_vec();
-        v.extend_from_slice(&encode(b""));
+        let mut v = encode(b"hello").unwrap().to_vec();
+        v.extend_from_slice(&encode(b"").unwrap());
         v.extend_from_slice(&[1, 0, 0, 0, 3, 9, 8, 7]);
         v
     }

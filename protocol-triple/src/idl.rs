@@ -12,6 +12,9 @@
 //! - JSON out: json field names, 64-bit integers as strings, enums by name, bytes as padded
 //!   base64, fields with presence printed when set, implicit-presence fields at their default
 //!   omitted.
+//! - Memory: before a response is decoded, what it and its JSON form will take is estimated
+//!   from the wire bytes (`idl_cost`); past the memory budget of the decode limits
+//!   ([`hessian2::Limits::memory_budget`] of the message length) it is refused.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -214,9 +217,35 @@ impl IdlMethod {
         Ok(buf)
     }
 
-    /// Decodes a response message into proto3 JSON.
+    /// Decodes a response message into proto3 JSON, within the default memory budget.
     pub fn decode_result(&self, data: Option<Bytes>) -> Result<Value, TripleError> {
+        self.decode_result_with(data, hessian2::Limits::DEFAULT)
+    }
+
+    /// An upper estimate of the memory decoding `data` as this rpc's response and printing it
+    /// as JSON takes (at most `limit + 1`: the estimate stops there).
+    pub fn result_memory(&self, data: &[u8], limit: usize) -> usize {
+        crate::idl_cost::json_cost(&self.method.output(), data, limit)
+    }
+
+    /// Decodes a response message into proto3 JSON, refusing one whose decoded form and JSON
+    /// would take more than `limits.memory_budget(length)` bytes (estimated before decoding).
+    pub fn decode_result_with(
+        &self,
+        data: Option<Bytes>,
+        limits: hessian2::Limits,
+    ) -> Result<Value, TripleError> {
         let output = self.method.output();
+        if let Some(d) = &data {
+            let budget = limits.memory_budget(d.len());
+            if self.result_memory(d, budget) > budget {
+                return Err(TripleError::Codec(format!(
+                    "decoding a {} needs more than the memory budget of {budget} bytes for {} bytes of input",
+                    output.full_name(),
+                    d.len()
+                )));
+            }
+        }
         let msg =
             DynamicMessage::decode(output.clone(), data.unwrap_or_default()).map_err(|e| {
                 TripleError::Codec(format!(

@@ -36,6 +36,31 @@ pub const DEFAULT_TIMEOUT_MS: i64 = 3000;
 /// Default payload limit each way (bytes), overridable with the URL's `payload` parameter.
 pub const DEFAULT_PAYLOAD: usize = 8 * 1024 * 1024;
 
+/// What a consumer lets provider URLs set for its Triple calls, and its decoding limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TripleLimits {
+    /// The largest `payload` a URL may set (bytes; default 8 MiB): a URL may lower the message
+    /// limit, not raise it past this. At most `u32::MAX` (the gRPC length prefix).
+    pub max_payload: usize,
+    /// Bounds of the Hessian2 decoder for wrapper-mode results (depth, lengths, memory budget);
+    /// its memory budget also bounds IDL-mode results (a protobuf message and its JSON form).
+    pub hessian: hessian2::Limits,
+    /// Methods whose request path (and IDL descriptor) an invoker keeps; calls of further
+    /// method names work the same but compute it each time (default 1024: the names come from
+    /// callers).
+    pub max_cached_methods: usize,
+}
+
+impl Default for TripleLimits {
+    fn default() -> Self {
+        TripleLimits {
+            max_payload: DEFAULT_PAYLOAD,
+            hessian: hessian2::Limits::DEFAULT,
+            max_cached_methods: 1024,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct MethodEntry {
     uri: Uri,
@@ -54,13 +79,25 @@ pub struct TripleInvoker {
     methods: RwLock<FxHashMap<Box<str>, Arc<MethodEntry>>>,
     max_request: usize,
     max_response: usize,
+    limits: TripleLimits,
     encoding: Encoding,
     destroyed: AtomicBool,
 }
 
 impl TripleInvoker {
-    /// An invoker for `url` on `conn`.
+    /// An invoker for `url` on `conn`, with the default [`TripleLimits`].
     pub fn new(url: Url, conn: Arc<Connection>, mode: PayloadMode) -> TripleInvoker {
+        Self::with_limits(url, conn, mode, TripleLimits::default())
+    }
+
+    /// An invoker for `url` on `conn`; the URL's `payload` is clamped to
+    /// `limits.max_payload`.
+    pub fn with_limits(
+        url: Url,
+        conn: Arc<Connection>,
+        mode: PayloadMode,
+        limits: TripleLimits,
+    ) -> TripleInvoker {
         let path = url
             .path()
             .filter(|p| !p.is_empty())
@@ -68,10 +105,12 @@ impl TripleInvoker {
             .unwrap_or_default()
             .trim_matches('/')
             .to_owned();
+        let max_payload = limits.max_payload.clamp(1, u32::MAX as usize);
         let payload = usize::try_from(url.param_i64("payload", DEFAULT_PAYLOAD as i64))
             .ok()
             .filter(|p| *p > 0)
-            .unwrap_or(DEFAULT_PAYLOAD);
+            .unwrap_or(DEFAULT_PAYLOAD)
+            .min(max_payload);
         TripleInvoker {
             base: BaseHeaders::from_url(&url),
             url,
@@ -81,6 +120,7 @@ impl TripleInvoker {
             methods: RwLock::new(FxHashMap::default()),
             max_request: payload,
             max_response: payload,
+            limits,
             encoding: Encoding::Identity,
             destroyed: AtomicBool::new(false),
         }
@@ -98,6 +138,16 @@ impl TripleInvoker {
     /// The shared connection.
     pub fn connection(&self) -> &Arc<Connection> {
         &self.conn
+    }
+
+    /// The message limit each way (the URL's `payload` within the consumer's ceiling).
+    pub fn payload_limit(&self) -> usize {
+        self.max_request
+    }
+
+    /// Methods whose request path this invoker keeps (at most `max_cached_methods`).
+    pub fn cached_methods(&self) -> usize {
+        self.methods.read().len()
     }
 
     /// The timeout of a call: the `timeout` attachment, else the URL's (method-level first)
@@ -138,7 +188,10 @@ impl TripleInvoker {
             .build()
             .map_err(|e| TripleError::InvalidArgument(format!("bad request path {path:?}: {e}")))?;
         let e = Arc::new(MethodEntry { uri, idl });
-        self.methods.write().insert(Box::from(method), e.clone());
+        let mut methods = self.methods.write();
+        if methods.len() < self.limits.max_cached_methods {
+            methods.insert(Box::from(method), e.clone());
+        }
         Ok(e)
     }
 
@@ -179,7 +232,7 @@ impl TripleInvoker {
             });
         }
         let body = if self.encoding == Encoding::Identity {
-            fill_prefix(&mut body, false, len);
+            fill_prefix(&mut body, false, len)?;
             body.freeze()
         } else {
             compress(self.encoding, &body[PREFIX_LEN..])?
@@ -206,9 +259,10 @@ impl TripleInvoker {
     fn decode(&self, entry: &MethodEntry, reply: Reply) -> Result<Value, TripleError> {
         if let Some(code) = reply.exception_code {
             if code == 3 {
-                if let Some((class, message)) =
-                    wrapper_codec::decode_exception(reply.message.as_ref())
-                {
+                if let Some((class, message)) = wrapper_codec::decode_exception_with(
+                    reply.message.as_ref(),
+                    self.limits.hessian,
+                ) {
                     return Err(TripleError::Biz { class, message });
                 }
             }
@@ -227,16 +281,24 @@ impl TripleInvoker {
             });
         }
         match &entry.idl {
-            Some(m) => m.decode_result(reply.message),
-            None => wrapper_codec::decode_result(reply.message),
+            Some(m) => m.decode_result_with(reply.message, self.limits.hessian),
+            None => wrapper_codec::decode_result_with(reply.message, self.limits.hessian),
         }
     }
 }
 
-fn fill_prefix(body: &mut [u8], compressed: bool, len: usize) {
+/// Writes the 5-byte prefix; `len` is at most the payload limit, itself at most `u32::MAX`
+/// (checked again here: a length the prefix cannot hold is an error, never truncated).
+fn fill_prefix(body: &mut [u8], compressed: bool, len: usize) -> Result<(), TripleError> {
+    let len32 = u32::try_from(len).map_err(|_| TripleError::TooLarge {
+        direction: "request",
+        size: len,
+        limit: u32::MAX as usize,
+    })?;
     let mut p = &mut body[..PREFIX_LEN];
     p.put_u8(u8::from(compressed));
-    p.put_u32(len as u32);
+    p.put_u32(len32);
+    Ok(())
 }
 
 /// Frames `message` compressed with `encoding`, the compressed flag set.
@@ -247,7 +309,7 @@ fn compress(encoding: Encoding, message: &[u8]) -> Result<Bytes, TripleError> {
         .compress_into(message, &mut out)
         .map_err(TripleError::Codec)?;
     let len = out.len() - PREFIX_LEN;
-    fill_prefix(&mut out, true, len);
+    fill_prefix(&mut out, true, len)?;
     Ok(Bytes::from(out))
 }
 

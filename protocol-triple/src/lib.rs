@@ -22,8 +22,16 @@
 //!   Java 3.3 writes it, [`wrapper`]) or IDL mode (protobuf: run-time schemas from `.proto`
 //!   files with proto3 JSON in and out, [`idl`]; or typed `prost` messages with
 //!   [`TripleClient`]).
-//! - Limits: messages above the URL's `payload` (default 8 MiB) are refused both ways with a
-//!   clear error, the response before it is buffered.
+//! - Limits: messages above the URL's `payload` (default 8 MiB, and a URL may not raise it past
+//!   [`TripleLimits::max_payload`]) are refused both ways with a clear error, the response
+//!   before it is buffered; wrapper-mode results decode within [`TripleLimits::hessian`]; an
+//!   invoker caches request paths for at most [`TripleLimits::max_cached_methods`] method names;
+//!   a factory's connections connect at most
+//!   [`ConnectionOptions::max_concurrent_connects`] at a time.
+//! - Dead peers: an HTTP/2 PING (while calls wait and nothing was read for
+//!   [`ConnectionOptions::keepalive_interval`], when a call times out, and after every connect)
+//!   must be answered within [`ConnectionOptions::keepalive_timeout`], or the connection is
+//!   given up, the invoker turns unavailable and the connection is re-established.
 //! - Availability: an invoker is available while its connection is up (or first
 //!   connecting); a lost connection makes it unavailable at once and is re-established in
 //!   the background.
@@ -41,6 +49,7 @@ mod factory;
 pub mod frame;
 mod headers;
 pub mod idl;
+mod idl_cost;
 mod invoker;
 mod payload;
 pub mod status;
@@ -54,6 +63,6 @@ pub use error::TripleError;
 pub use factory::{TripleInvokerFactory, DEFAULT_PORT};
 pub use headers::{BaseHeaders, CONTENT_TYPE_PROTO};
 pub use idl::{IdlMethod, ProtoSchema};
-pub use invoker::{TripleInvoker, DEFAULT_PAYLOAD, DEFAULT_TIMEOUT_MS};
+pub use invoker::{TripleInvoker, TripleLimits, DEFAULT_PAYLOAD, DEFAULT_TIMEOUT_MS};
 pub use payload::{IdlService, PayloadMode};
 pub use status::Code;

@@ -66,8 +66,17 @@ pub fn encode_args(types: &[String], args: &[Value]) -> Result<BytesMut, TripleE
     Ok(buf)
 }
 
-/// Decodes a normal result: the wrapper's `data` as Hessian2 → JSON (`null` when absent).
+/// Decodes a normal result: the wrapper's `data` as Hessian2 → JSON (`null` when absent),
+/// with the default [`hessian2::Limits`].
 pub fn decode_result(message: Option<Bytes>) -> Result<Value, TripleError> {
+    decode_result_with(message, hessian2::Limits::DEFAULT)
+}
+
+/// [`decode_result`] within `limits` (the Hessian2 decoder's bounds and memory budget).
+pub fn decode_result_with(
+    message: Option<Bytes>,
+    limits: hessian2::Limits,
+) -> Result<Value, TripleError> {
     let Some(m) = message else {
         return Ok(Value::Null);
     };
@@ -76,27 +85,39 @@ pub fn decode_result(message: Option<Bytes>) -> Result<Value, TripleError> {
     if w.data.is_empty() {
         return Ok(Value::Null);
     }
-    hessian2::Decoder::new(&w.data)
+    hessian2::Decoder::with_limits(&w.data, limits)
         .read_json()
         .map_err(|e| TripleError::Codec(format!("bad Hessian2 result: {e}")))
 }
 
 /// Decodes the Throwable of a `tri-exception-code: 3` response into (class, message);
-/// `None` when the body is not a wrapped Hessian object.
+/// `None` when the body is not a wrapped Hessian object. Decoded with the default
+/// [`hessian2::Limits`].
 pub fn decode_exception(message: Option<&Bytes>) -> Option<(String, String)> {
+    decode_exception_with(message, hessian2::Limits::DEFAULT)
+}
+
+/// [`decode_exception`] within `limits`.
+pub fn decode_exception_with(
+    message: Option<&Bytes>,
+    limits: hessian2::Limits,
+) -> Option<(String, String)> {
     let w = decode_response(message?.clone()).ok()?;
     if w.data.is_empty() {
         return None;
     }
-    match hessian2::Decoder::new(&w.data).read().ok()? {
+    match hessian2::Decoder::with_limits(&w.data, limits)
+        .read()
+        .ok()?
+    {
         hessian2::Value::Object { class, fields } => {
             let msg = fields
                 .iter()
-                .find(|(k, _)| k == "detailMessage")
+                .find(|(k, _)| &**k == "detailMessage")
                 .and_then(|(_, v)| v.as_str())
                 .unwrap_or_default()
                 .to_owned();
-            Some((class, msg))
+            Some((class.to_string(), msg))
         }
         _ => None,
     }

@@ -29,6 +29,33 @@ fn wrapper_reply(data: &[u8]) -> Vec<u8> {
     w
 }
 
+/// A `TripleResponseWrapper` around `data` of any length.
+fn wrapper_reply_long(data: &[u8]) -> Vec<u8> {
+    let mut w = vec![0x0a, 8];
+    w.extend_from_slice(b"hessian4");
+    w.push(0x12);
+    let mut n = data.len();
+    while n >= 0x80 {
+        w.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    w.push(n as u8);
+    w.extend_from_slice(data);
+    w
+}
+
+/// A Hessian2 result whose JSON form copies a 32 KiB class name into each of 32,768
+/// one-byte instances (1 GiB as JSON, from 64 KiB).
+fn expanding_result() -> Vec<u8> {
+    let name = format!("com.example.{}", "A".repeat(32 * 1024));
+    let mut e = hessian2::Encoder::new();
+    e.write_raw(b"W");
+    e.write_object_begin(&name, []);
+    e.write_raw(&vec![0x60; 32 * 1024]);
+    e.write_raw(b"Z");
+    e.into_bytes()
+}
+
 fn framed(flag: u8, m: &[u8]) -> Bytes {
     let mut v = vec![flag];
     v.extend_from_slice(&(m.len() as u32).to_be_bytes());
@@ -78,6 +105,14 @@ async fn fake_h2_server() -> String {
                                 s.send_trailers(ok_trailers()).unwrap();
                             }
                             "reset" => respond.send_reset(h2::Reason::INTERNAL_ERROR),
+                            "expanding" => {
+                                let mut s = respond
+                                    .send_response(grpc_response().body(()).unwrap(), false)
+                                    .unwrap();
+                                let w = wrapper_reply_long(&expanding_result());
+                                s.send_data(framed(0, &w), false).unwrap();
+                                s.send_trailers(ok_trailers()).unwrap();
+                            }
                             "html" => {
                                 let r = Response::builder()
                                     .status(200)
@@ -258,6 +293,10 @@ async fn scripted_bad_servers_give_clear_errors_within_the_timeout() {
             )
         }),
         ("silent", |e| matches!(e, TripleError::Timeout(_))),
+        (
+            "expanding",
+            |e| matches!(e, TripleError::Codec(m) if m.contains("memory budget")),
+        ),
     ];
     for (case, check) in cases {
         let start = Instant::now();

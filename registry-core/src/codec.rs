@@ -19,10 +19,11 @@ pub fn encode(s: &str) -> String {
 
 /// Decodes like `java.net.URLDecoder.decode(s, "UTF-8")`: `+` is a space, `%XX` a byte.
 ///
-/// A truncated or non-hexadecimal escape is an error (Java throws `IllegalArgumentException`).
-/// Invalid UTF-8 byte sequences decode to U+FFFD, as Java's decoder does.
+/// A truncated or non-hexadecimal escape is an error (Java throws `IllegalArgumentException`),
+/// except `%+X` (byte `X`) and `%-0` (byte 0), which `URLDecoder`'s `parseInt` accepts.
+/// Invalid UTF-8 byte sequences decode to U+FFFD, as Java's decoder replaces them.
 pub fn decode(s: &str) -> Result<String> {
-    decode_cow(s).map(Cow::into_owned)
+    decode_url_decoder(s).map(Cow::into_owned)
 }
 
 /// Like [`decode`], borrowing when nothing needs decoding.
@@ -39,6 +40,40 @@ pub fn decode_cow(s: &str) -> Result<Cow<'_, str>> {
     out.extend_from_slice(&bytes[..first]);
     decode_into::<false>(&bytes[first..], &mut out).map_err(|_| Error::invalid_escape(s))?;
     Ok(Cow::Owned(into_string(out)))
+}
+
+/// [`decode`] alone: `URLDecoder` reads an escape with `Integer.parseInt(s, i + 1, i + 3, 16)`
+/// and rejects only negative values, so a sign is accepted too: `%+b` is byte 11 and `%-0`
+/// byte 0 (`URLStrParser`, which decodes node names, accepts hex digits only).
+fn decode_url_decoder(s: &str) -> Result<Cow<'_, str>> {
+    if !s.contains("%+") && !s.contains("%-0") {
+        return decode_cow(s);
+    }
+    let mut fixed = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('%') {
+        fixed.push_str(&rest[..i]);
+        let esc = &rest[i..];
+        let b = esc.as_bytes();
+        match (b.get(1), b.get(2).copied().and_then(hex)) {
+            (Some(b'+'), Some(v)) => {
+                fixed.push_str(&format!("%0{v:X}"));
+                rest = &esc[3..];
+            }
+            (Some(b'-'), Some(0)) => {
+                fixed.push_str("%00");
+                rest = &esc[3..];
+            }
+            _ => {
+                fixed.push('%');
+                rest = &esc[1..];
+            }
+        }
+    }
+    fixed.push_str(rest);
+    decode_cow(&fixed)
+        .map(|c| Cow::Owned(c.into_owned()))
+        .map_err(|_| Error::invalid_escape(s))
 }
 
 /// Why [`decode_into`] stopped early.
@@ -122,7 +157,35 @@ fn special_mask<const SEPARATORS: bool>(w: u64) -> u64 {
 
 /// The decoded bytes as text, invalid UTF-8 sequences replaced by U+FFFD as Java does.
 pub(crate) fn into_string(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    String::from_utf8(bytes).unwrap_or_else(|e| java_lossy(e.as_bytes()))
+}
+
+/// UTF-8 with malformed input replaced as Java's decoder (`new String(bytes, UTF_8)`) does:
+/// one U+FFFD per maximal invalid subpart, except that a three-byte form of a surrogate
+/// (`ED A0..BF xx`) is one unit to Java (one U+FFFD for all three bytes; for `ED A0..BF` before
+/// a non-continuation byte or the end, one for the two).
+fn java_lossy(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(rest) => {
+                out.push_str(rest);
+                return out;
+            }
+            Err(e) => {
+                let (valid, bad) = bytes.split_at(e.valid_up_to());
+                // `valid` is UTF-8 by the error's contract.
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                out.push('\u{FFFD}');
+                let skip = match bad {
+                    [0xED, 0xA0..=0xBF, 0x80..=0xBF, ..] => 3,
+                    [0xED, 0xA0..=0xBF, ..] => 2,
+                    _ => e.error_len().unwrap_or(bad.len()),
+                };
+                bytes = &bad[skip.min(bad.len())..];
+            }
+        }
+    }
 }
 
 /// The value of a hexadecimal digit (either case).
@@ -152,6 +215,28 @@ static HEX: [u8; 256] = {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn malformed_utf8_is_replaced_as_java_does() {
+        // Found by the differential tests against URL.decode (Dubbo 3.3.6, JDK 17): a
+        // surrogate's three-byte form is one replacement to Java, other bad bytes one each.
+        assert_eq!(super::decode("%ED%A0%80z").unwrap(), "\u{FFFD}z");
+        assert_eq!(super::decode("%ED%A0z").unwrap(), "\u{FFFD}z");
+        assert_eq!(super::decode("%ED%BF").unwrap(), "\u{FFFD}");
+        assert_eq!(super::decode("%C3%28").unwrap(), "\u{FFFD}(");
+        assert_eq!(super::decode("%80%80").unwrap(), "\u{FFFD}\u{FFFD}");
+        assert_eq!(super::decode("%F0%9D%84%9E").unwrap(), "\u{1D11E}");
+    }
+
+    #[test]
+    fn url_decoder_accepts_a_signed_escape() {
+        // URLDecoder parses an escape with Integer.parseInt(.., 16), rejecting only negatives.
+        assert_eq!(super::decode("a%+bc").unwrap(), "a\u{b}c");
+        assert_eq!(super::decode("%-0").unwrap(), "\0");
+        assert!(super::decode("%-1").is_err());
+        assert!(super::decode("%+").is_err());
+        assert!(super::decode("%+g").is_err());
+    }
+
     use super::*;
 
     #[test]

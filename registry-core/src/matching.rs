@@ -139,9 +139,12 @@ pub fn is_item_match(pattern: Option<&str>, value: Option<&str>) -> bool {
 }
 
 /// `UrlUtils.isServiceKeyMatch(pattern, value)`: equal interfaces, group and version by
-/// [`is_item_match`].
+/// [`is_item_match`]. A pattern without an `interface` param matches nothing (Java throws a
+/// `NullPointerException`: divergence `service-key-match-without-interface`).
 pub fn is_service_key_match(pattern: &Url, value: &Url) -> bool {
-    pattern.param("interface") == value.param("interface")
+    pattern
+        .param("interface")
+        .is_some_and(|i| value.param("interface") == Some(i))
         && is_item_match(pattern.param("group"), value.param("group"))
         && is_item_match(pattern.param("version"), value.param("version"))
 }

@@ -85,6 +85,12 @@ pub fn load(text: &str) -> Result<Yaml> {
         .ok_or_else(|| Error::Malformed("empty YAML document".into()))
 }
 
+/// True for a character SnakeYAML reads (`StreamReader.isPrintable`).
+fn is_yaml_printable(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
+        || c >= '\u{10000}'
+}
+
 /// Reads a rule document within `limits` (see [`load`]).
 ///
 /// Errors: as [`load`]; a text without a document is `Ok(None)`.
@@ -94,6 +100,15 @@ pub fn load_with(text: &str, limits: &YamlLimits) -> Result<Option<Yaml>> {
             "the document has {} bytes, more than the limit of {}",
             text.len(),
             limits.max_bytes
+        )));
+    }
+    // SnakeYAML (Dubbo's reader) refuses the whole text when it holds a character outside
+    // YAML's printable set: controls other than tab, line feed and carriage return; DEL; C1
+    // controls but NEL; U+FFFE/U+FFFF.
+    if let Some(c) = text.chars().find(|c| !is_yaml_printable(*c)) {
+        return Err(Error::Malformed(format!(
+            "special character U+{:04X} is not allowed",
+            u32::from(c)
         )));
     }
     let mut b = Builder {

@@ -74,9 +74,9 @@ pub fn legacy_subscribe_name(consumer: &Url) -> String {
     s
 }
 
-/// Java `StringUtils.isBlank`: empty or only whitespace.
+/// Java `StringUtils.isBlank`: empty or only whitespace (Java's definition).
 pub(crate) fn is_blank(s: &str) -> bool {
-    s.chars().all(char::is_whitespace)
+    registry_core::url::is_java_blank(s)
 }
 
 /// Java `String.split(",")` item count: trailing empty items are dropped.
@@ -140,6 +140,9 @@ pub struct NacosServiceName {
     pub version: Option<String>,
     /// Group, `*` or a comma range.
     pub group: Option<String>,
+    /// The text the name was parsed from, which Java keeps as its value (it differs from the
+    /// four segments when the text has more than four); `None` for a built name.
+    pub text: Option<String>,
 }
 
 impl NacosServiceName {
@@ -150,15 +153,20 @@ impl NacosServiceName {
             interface: Some(interface.to_owned()),
             version: Some(version.to_owned()),
             group: Some(group.to_owned()),
+            text: None,
         }
     }
 
     /// `new NacosServiceName(String)`: `split(":", -1)`; fewer than four segments is an error
-    /// (Java throws `ArrayIndexOutOfBoundsException`), extra segments are ignored.
+    /// (Java throws `ArrayIndexOutOfBoundsException`); extra segments are ignored by the
+    /// fields but kept in [`NacosServiceName::value`], as Java keeps the text it was given.
     pub fn parse(value: &str) -> Result<Self, NacosError> {
         let mut it = value.split(NAME_SEPARATOR);
         match (it.next(), it.next(), it.next(), it.next()) {
-            (Some(c), Some(i), Some(v), Some(g)) => Ok(NacosServiceName::new(c, i, v, g)),
+            (Some(c), Some(i), Some(v), Some(g)) => Ok(NacosServiceName {
+                text: it.next().is_some().then(|| value.to_owned()),
+                ..NacosServiceName::new(c, i, v, g)
+            }),
             _ => Err(NacosError::InvalidServiceName(value.to_owned())),
         }
     }
@@ -194,12 +202,16 @@ impl NacosServiceName {
             interface,
             version: or_empty("version"),
             group: or_empty("group"),
+            text: None,
         })
     }
 
     /// The name string `category:interface:version:group` (absent segments as `null`).
     /// Errors when the category is absent (Java's `new StringBuilder(null)` throws).
     pub fn value(&self) -> Result<String, NacosError> {
+        if let Some(text) = &self.text {
+            return Ok(text.clone());
+        }
         let Some(c) = &self.category else {
             return Err(NacosError::InvalidServiceName(
                 "a service name needs a category".into(),
@@ -258,6 +270,7 @@ impl NacosServiceName {
                 .interface
                 .as_deref()
                 .map(|i| to_nacos_name(i).into_owned()),
+            text: self.text.as_deref().map(|t| to_nacos_name(t).into_owned()),
             ..self.clone()
         }
     }
@@ -265,6 +278,9 @@ impl NacosServiceName {
 
 impl fmt::Display for NacosServiceName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(text) = &self.text {
+            return f.write_str(text);
+        }
         let seg = |s: &Option<String>| s.clone().unwrap_or_else(|| "null".to_owned());
         write!(
             f,
@@ -283,6 +299,25 @@ mod tests {
 
     fn n(s: &str) -> NacosServiceName {
         NacosServiceName::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_parsed_name_keeps_its_text_as_value() {
+        // Found by the differential tests: Java's NacosServiceName(String) keeps the whole
+        // text as getValue(), extra segments included.
+        let x = n("providers:a:1:g:extra");
+        assert_eq!(x.group.as_deref(), Some("g"));
+        assert_eq!(x.value().unwrap(), "providers:a:1:g:extra");
+        assert_eq!(x.to_string(), "providers:a:1:g:extra");
+        assert_eq!(n("providers:a:1:g").value().unwrap(), "providers:a:1:g");
+        assert_ne!(x, n("providers:a:1:g:other"));
+    }
+
+    #[test]
+    fn blank_is_java_whitespace() {
+        // Character.isWhitespace: U+00A0 is not whitespace, U+001F is.
+        assert!(is_blank("\t \u{1f}"));
+        assert!(!is_blank("\u{a0}"));
     }
 
     #[test]

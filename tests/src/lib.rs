@@ -13,9 +13,11 @@ pub mod fake_nacos_grpc;
 pub mod fake_nacos_http;
 pub mod hostile;
 pub mod nacos;
+pub mod peak_rss;
 pub mod peers;
 pub mod proxy;
 pub mod recording;
+pub mod stalled;
 pub mod triple_peers;
 
 use std::collections::BTreeSet;

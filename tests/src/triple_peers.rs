@@ -27,6 +27,18 @@ impl Peer {
     pub async fn kill(&mut self) {
         let _ = self.child.kill().await;
     }
+
+    /// Sends the process `signal` (`STOP` hangs it: its sockets stay open and silent;
+    /// `CONT` resumes it). Panics when the signal cannot be sent.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.id().expect("the peer is running");
+        let ok = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill -{signal} {pid} failed");
+    }
 }
 
 /// The repository root.

@@ -9,6 +9,10 @@
 //!   inferred ([`protocol_dubbo::infer_java_types`]). A normal call (method + descriptor), or
 //!   `$invoke` with `--generic`.
 //! - Exit codes: 0 result, 1 business exception thrown by the provider, 2 RPC or usage error.
+//! - Limits on what a provider may send ([`LimitArgs`]): the largest `payload` a provider URL
+//!   may set, and the Hessian2 decoder's depth and memory budget; a result over them is a
+//!   serialization error (exit 2) that names the limit. Results print as they are written
+//!   (no copy of the whole text in memory).
 //!
 //! Built on the front door: a registry TARGET becomes a [`dubbo_consumer::Reference`], and
 //! providers are referred through [`dubbo_consumer::Protocols`] ([`protocols`]: `dubbo`, and
@@ -97,12 +101,54 @@ pub struct Args {
     /// Triple (`tri://`) options (`--proto`).
     #[command(flatten)]
     triple: super::invoke_triple::TripleArgs,
+    /// Limits on what providers may send.
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
-/// The protocols `invoke` can call: the front door's table ([`dubbo_consumer::Protocols`]),
-/// with `tri` per `--proto` (IDL mode, else wrapper mode) and the Triple options.
+/// Limits on what providers may send (both protocols).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// The largest body a provider URL may set with `payload` (bytes): a URL may lower the
+    /// limit, not raise it past this (default: Dubbo's 8 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = protocol_dubbo::frame::DEFAULT_PAYLOAD)]
+    pub max_payload: usize,
+    /// Memory a decoded Hessian2 result (and its JSON form) may take per byte of body.
+    #[arg(long, value_name = "N", default_value_t = hessian2::Limits::DEFAULT.memory_per_byte)]
+    pub decode_memory_per_byte: usize,
+    /// Memory a decoded Hessian2 result may take whatever the body size (bytes).
+    #[arg(long, value_name = "BYTES", default_value_t = hessian2::Limits::DEFAULT.min_memory)]
+    pub decode_min_memory: usize,
+    /// Deepest nesting of lists, maps and objects a Hessian2 result may have.
+    #[arg(long, value_name = "N", default_value_t = hessian2::Limits::DEFAULT.max_depth)]
+    pub decode_max_depth: usize,
+}
+
+impl LimitArgs {
+    /// The Hessian2 decoder's limits.
+    pub fn hessian(&self) -> hessian2::Limits {
+        hessian2::Limits {
+            max_depth: self.decode_max_depth,
+            memory_per_byte: self.decode_memory_per_byte,
+            min_memory: self.decode_min_memory,
+            ..hessian2::Limits::DEFAULT
+        }
+    }
+}
+
+/// The protocols `invoke` can call: the front door's table ([`dubbo_consumer::Protocols`])
+/// with the limits on what providers may send, and `tri` per `--proto` (IDL mode, else
+/// wrapper mode) with the Triple options.
 pub fn protocols(a: &Args) -> anyhow::Result<Protocols> {
-    Ok(Protocols::new().with("tri", super::invoke_triple::factory(&a.triple, &a.service)?))
+    let dubbo = protocol_dubbo::DubboInvokerFactory::with_options(protocol_dubbo::DubboOptions {
+        max_payload: a.limits.max_payload,
+        hessian: a.limits.hessian(),
+        ..protocol_dubbo::DubboOptions::default()
+    });
+    Ok(Protocols::new().with("dubbo", Arc::new(dubbo)).with(
+        "tri",
+        super::invoke_triple::factory(&a.triple, &a.service, &a.limits)?,
+    ))
 }
 
 impl Args {
@@ -450,7 +496,7 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
             } else {
                 match &r.value {
                     Value::String(s) => println!("{}", escape_keep_lines(s)),
-                    v => println!("{}", serde_json::to_string_pretty(v).unwrap_or_default()),
+                    v => print_pretty(v),
                 }
                 eprintln!("(ok in {elapsed_ms:.1} ms)");
             }
@@ -483,6 +529,15 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
             ExitCode::from(2)
         }
     }
+}
+
+/// Prints `v` as pretty JSON straight to stdout (a large result is never held twice).
+fn print_pretty(v: &Value) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut out, v);
+    let _ = writeln!(out);
+    let _ = out.flush();
 }
 
 fn describe(e: &RpcError) -> &'static str {

@@ -26,7 +26,7 @@ use anyhow::Context;
 use invoker::rpc::InvokerFactory;
 use protocol_triple::compression::Encoding;
 use protocol_triple::{
-    ConnectionOptions, IdlService, PayloadMode, ProtoSchema, TripleInvokerFactory,
+    ConnectionOptions, IdlService, PayloadMode, ProtoSchema, TripleInvokerFactory, TripleLimits,
 };
 
 /// The Triple options of `invoke`.
@@ -49,7 +49,11 @@ pub struct TripleArgs {
 }
 
 /// The `tri` entry of the protocol table: IDL mode for SERVICE when `--proto` is given.
-pub fn factory(t: &TripleArgs, service: &str) -> anyhow::Result<Arc<dyn InvokerFactory>> {
+pub fn factory(
+    t: &TripleArgs,
+    service: &str,
+    limits: &super::invoke::LimitArgs,
+) -> anyhow::Result<Arc<dyn InvokerFactory>> {
     let mode = if t.proto.is_empty() {
         PayloadMode::Wrapper
     } else {
@@ -69,7 +73,14 @@ pub fn factory(t: &TripleArgs, service: &str) -> anyhow::Result<Arc<dyn InvokerF
         write_coalescing: !t.no_write_coalescing,
         ..ConnectionOptions::default()
     };
+    let limits = TripleLimits {
+        max_payload: limits.max_payload,
+        hessian: limits.hessian(),
+        ..TripleLimits::default()
+    };
     Ok(Arc::new(
-        TripleInvokerFactory::with_options(mode, options).with_request_compression(encoding),
+        TripleInvokerFactory::with_options(mode, options)
+            .with_request_compression(encoding)
+            .with_limits(limits),
     ))
 }

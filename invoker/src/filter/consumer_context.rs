@@ -70,9 +70,11 @@ impl CallContext {
         self
     }
 
-    /// Sets the deadline to now + `timeout`.
-    pub fn with_timeout(self, timeout: Duration) -> Self {
-        self.with_deadline(Instant::now() + timeout)
+    /// Sets the deadline to now + `timeout`. A timeout past what the clock can hold (e.g.
+    /// `Duration::MAX`) means no deadline.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.deadline = Instant::now().checked_add(timeout);
+        self
     }
 
     /// Runs `f` with this context as the current one.
@@ -190,5 +192,18 @@ impl Invoker for ConsumerContextInvoker {
 
     fn destroy(&self) {
         self.inner.destroy();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_timeout_is_no_deadline() {
+        let c = CallContext::new().with_timeout(Duration::MAX);
+        assert_eq!(c.remaining(), None);
+        let c = CallContext::new().with_timeout(Duration::from_secs(5));
+        assert!(c.remaining().is_some_and(|r| r <= Duration::from_secs(5)));
     }
 }

@@ -13,6 +13,29 @@ use crate::rpc::{Invocation, Invoker};
 
 /// Dubbo's default `hash.nodes`.
 pub const DEFAULT_REPLICAS: i64 = 160;
+/// The most virtual nodes per invoker a `hash.nodes` value may ask for, by default.
+pub const DEFAULT_MAX_REPLICAS: i64 = 16_384;
+/// The most points one ring may hold, by default (2^23, 64 MiB of points: 50,000 providers at
+/// the default 160 virtual nodes fit).
+pub const DEFAULT_MAX_RING_POINTS: usize = 1 << 23;
+
+/// The virtual nodes per invoker a ring of `n` invokers gets when the URL asks for
+/// `replicas`: as asked when within the limits; else at most `max_replicas`, and fewer (but at
+/// least 4, one MD5 digest) when `n` invokers would pass `max_points`, as a multiple of 4
+/// (Dubbo makes `replicas / 4` digests of 4 points).
+pub fn effective_replicas(replicas: i64, n: usize, max_replicas: i64, max_points: usize) -> i64 {
+    let n = i64::try_from(n.max(1)).unwrap_or(i64::MAX);
+    let max_points = i64::try_from(max_points).unwrap_or(i64::MAX);
+    let mut r = replicas.min(max_replicas.max(4));
+    if r > 0 && r.saturating_mul(n) > max_points {
+        r = (max_points / n).max(4);
+    }
+    if r == replicas {
+        r
+    } else {
+        r - r % 4
+    }
+}
 
 /// One ring: sorted `(hash, invoker index)` points.
 #[derive(Debug)]
@@ -170,18 +193,42 @@ impl Write for HashWriter<'_> {
 /// [`write_java_string_value`]) of the selected real arguments (generic `$invoke` uses the real
 /// method and arguments). The ring is cached per (service key, method) and rebuilt when the set's
 /// content (identities in order) or its first invoker changes.
-#[derive(Debug, Default)]
+///
+/// `hash.nodes` comes from provider URLs and the config centre, so it is bounded (see
+/// [`effective_replicas`]): at most [`DEFAULT_MAX_REPLICAS`] virtual nodes per invoker and
+/// [`DEFAULT_MAX_RING_POINTS`] points per ring, or the limits given to
+/// [`ConsistentHashLoadBalance::with_limits`]. Java builds whatever the URL says (one
+/// `hash.nodes=2147483647` exhausts its heap).
+#[derive(Debug)]
 pub struct ConsistentHashLoadBalance {
     rings: KeyedCache<ArcSwapOption<Ring>>,
+    max_replicas: i64,
+    max_points: usize,
+}
+
+impl Default for ConsistentHashLoadBalance {
+    fn default() -> Self {
+        ConsistentHashLoadBalance::with_limits(DEFAULT_MAX_REPLICAS, DEFAULT_MAX_RING_POINTS)
+    }
 }
 
 impl ConsistentHashLoadBalance {
-    /// A balancer with no cached rings.
+    /// A balancer with no cached rings and the default limits.
     pub fn new() -> Self {
         ConsistentHashLoadBalance::default()
     }
 
-    fn build(set: &InvokerSet, method: &str) -> Ring {
+    /// A balancer whose rings have at most `max_replicas` virtual nodes per invoker (however
+    /// large `hash.nodes` is) and at most `max_points` points.
+    pub fn with_limits(max_replicas: i64, max_points: usize) -> Self {
+        ConsistentHashLoadBalance {
+            rings: KeyedCache::default(),
+            max_replicas: max_replicas.max(4),
+            max_points: max_points.max(4),
+        }
+    }
+
+    fn build(&self, set: &InvokerSet, method: &str) -> Ring {
         let first = set.get(0);
         let (replicas, arguments) = first.map_or((DEFAULT_REPLICAS, vec![0]), |f| {
             let url = f.url();
@@ -197,6 +244,12 @@ impl ConsistentHashLoadBalance {
             .iter()
             .map(|i| i.url().address().unwrap_or_default())
             .collect();
+        let replicas = effective_replicas(
+            replicas,
+            addresses.len(),
+            self.max_replicas,
+            self.max_points,
+        );
         let points = ring_points(addresses.iter().map(String::as_str), replicas);
         let (index, shift) = Ring::index(&points);
         Ring {
@@ -261,7 +314,7 @@ impl LoadBalance for ConsistentHashLoadBalance {
                 if let Some(r) = cur.as_ref().filter(|r| valid(r, set)) {
                     return select_in(r, invocation);
                 }
-                let ring = Arc::new(ConsistentHashLoadBalance::build(set, method));
+                let ring = Arc::new(self.build(set, method));
                 let i = select_in(&ring, invocation);
                 cell.store(Some(ring));
                 i
@@ -288,7 +341,7 @@ impl LoadBalance for ConsistentHashLoadBalance {
                 if let Some(r) = cur.as_ref().filter(|r| valid(r, set)) {
                     return r.ceiling_excluding(key_of(r, invocation), excluded);
                 }
-                let ring = Arc::new(ConsistentHashLoadBalance::build(set, method));
+                let ring = Arc::new(self.build(set, method));
                 let i = ring.ceiling_excluding(key_of(&ring, invocation), excluded);
                 cell.store(Some(ring));
                 i
@@ -348,6 +401,25 @@ mod tests {
                 assert_eq!(ring.ceiling(p.0), ceiling(&points, p.0));
             }
         }
+    }
+
+    #[test]
+    fn replicas_are_bounded() {
+        assert_eq!(effective_replicas(160, 5, 16_384, 1 << 23), 160);
+        assert_eq!(effective_replicas(i64::MAX, 3, 16_384, 1 << 23), 16_384);
+        assert_eq!(
+            effective_replicas(2_147_483_647, 3, 16_384, 1 << 23),
+            16_384
+        );
+        // 50,000 providers at the default fit; 100,000 get fewer nodes each.
+        assert_eq!(effective_replicas(160, 50_000, 16_384, 1 << 23), 160);
+        assert_eq!(effective_replicas(160, 100_000, 16_384, 1 << 23), 80);
+        assert_eq!(effective_replicas(160, 10_000_000, 16_384, 1 << 23), 4);
+        // Non-positive values keep Java's meaning (no points).
+        assert_eq!(effective_replicas(0, 3, 16_384, 1 << 23), 0);
+        assert_eq!(effective_replicas(-8, 3, 16_384, 1 << 23), -8);
+        assert_eq!(effective_replicas(7, 3, 16_384, 1 << 23), 7);
+        assert_eq!(effective_replicas(16_387, 3, 16_387, 40_000), 13_332);
     }
 
     #[test]

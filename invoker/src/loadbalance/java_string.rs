@@ -11,8 +11,9 @@ use serde_json::Value;
 /// - string → itself; `null` → `null`; booleans → `true`/`false`;
 /// - integers → decimal; other numbers → `Double.toString` (`1.0`, `0.001`, `1.0E7`,
 ///   `1.5E-5`, shortest round-trip digits as in JDK 19+);
-/// - arrays and objects → compact JSON (Java would print an identity hash for arrays and
-///   `{k=v}` for maps; neither can be reproduced from JSON).
+/// - arrays → a `java.util.List`'s `[a, b]` (a Java array argument prints an identity hash,
+///   which nothing can reproduce);
+/// - objects → compact JSON (Java prints a map as `{k=v}` in hash order).
 pub fn write_java_string_value(out: &mut impl Write, v: &Value) -> io::Result<()> {
     match v {
         Value::String(s) => out.write_all(s.as_bytes()),
@@ -27,9 +28,18 @@ pub fn write_java_string_value(out: &mut impl Write, v: &Value) -> io::Result<()
                 write_java_double(out, n.as_f64().unwrap_or(f64::NAN))
             }
         }
-        Value::Array(_) | Value::Object(_) => {
-            serde_json::to_writer(out, v).map_err(io::Error::other)
+        Value::Array(items) => {
+            // A JSON array is a `java.util.List` (AbstractCollection.toString).
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b", ")?;
+                }
+                write_java_string_value(out, item)?;
+            }
+            out.write_all(b"]")
         }
+        Value::Object(_) => serde_json::to_writer(out, v).map_err(io::Error::other),
     }
 }
 
@@ -128,7 +138,9 @@ mod tests {
             (json!(1e7), "1.0E7"),
             (json!(12345678.9), "1.23456789E7"),
             (json!(-2.5), "-2.5"),
-            (json!([1, "a"]), "[1,\"a\"]"),
+            (json!([1, "a"]), "[1, a]"),
+            (json!([]), "[]"),
+            (json!([null, [2.5, "x"]]), "[null, [2.5, x]]"),
         ];
         for (v, want) in cases {
             assert_eq!(java_string_value(&v), want, "{v}");

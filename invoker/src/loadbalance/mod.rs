@@ -37,7 +37,8 @@ mod round_robin;
 mod shortest_response;
 
 pub use consistent_hash::{
-    ceiling, key_hash, ring_points, ConsistentHashLoadBalance, DEFAULT_REPLICAS,
+    ceiling, effective_replicas, key_hash, ring_points, ConsistentHashLoadBalance,
+    DEFAULT_MAX_REPLICAS, DEFAULT_MAX_RING_POINTS, DEFAULT_REPLICAS,
 };
 pub use java_string::{java_string_value, write_java_string_value};
 pub use least_active::LeastActiveLoadBalance;

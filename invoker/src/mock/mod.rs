@@ -27,7 +27,7 @@ mod value_cache;
 pub use cluster_invoker::{MockClusterInvoker, MockDecision};
 pub use mock_invoker::{normalize_mock, MockInvoker};
 pub use registry::{AsyncMockImpl, MockImpl, MockRegistry, RegisteredImpl};
-pub use value::{empty_value, parse_mock_value, JavaType};
+pub use value::{empty_value, parse_mock_value, IntWidth, JavaType};
 pub use value_cache::{MockValueCache, MOCK_CACHE_CAP, MOCK_CACHE_MAX_LEN};
 
 /// Dubbo's `ConfigUtils.isEmpty`: absent, empty, or (case-insensitive) `false`, `0`, `null`,

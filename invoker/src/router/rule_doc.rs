@@ -403,6 +403,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn yaml_is_read_as_snakeyaml_reads_it() {
+        // Found by the differential tests against ServiceStateRouter / ConfigParser.
+        // A non-printable character makes the whole text unreadable.
+        assert!(load_rule("conditions:\n  - ' => group != \u{7f}'\n").is_err());
+        assert!(load_rule("a: \u{0}\n").is_err());
+        assert!(load_rule("a: 'tab\tand nbsp\u{a0} ok'\n").is_ok());
+        // A duplicate key keeps its last value, in the first one's place.
+        let doc = load_rule("a: 1\nb: 2\na: 3\n").unwrap();
+        let h = doc.as_hash().unwrap();
+        let pairs: Vec<(String, i64)> = h
+            .iter()
+            .map(|(k, v)| (k.as_str().unwrap().to_owned(), v.as_i64().unwrap()))
+            .collect();
+        assert_eq!(pairs, vec![("a".to_owned(), 3), ("b".to_owned(), 2)]);
+        // Anchors and aliases still resolve; nesting is kept.
+        let doc = load_rule("x: &v [1, {y: 2}]\nz: *v\n").unwrap();
+        assert_eq!(doc["z"], doc["x"]);
+        assert_eq!(doc["x"][1]["y"].as_i64(), Some(2));
+    }
+
+    #[test]
     fn condition_versions() {
         let d = parse_condition_doc("conditions:\n  - => a=b\n")
             .unwrap()

@@ -75,12 +75,28 @@ impl Url {
     /// assert_eq!(u.param("version"), Some("1.0"));
     /// ```
     pub fn parse(s: &str) -> Result<Url> {
-        parse::parse_decoded(s)
+        parse::parse_decoded(s).and_then(|u| u.with_fixed_side(s))
     }
 
     /// Parses a fully `URL.encode`d string (a ZooKeeper node name), like `parseEncodedStr`.
     pub fn parse_encoded(s: &str) -> Result<Url> {
-        parse::parse_encoded(s)
+        parse::parse_encoded(s).and_then(|u| u.with_fixed_side(s))
+    }
+
+    /// Dubbo 3's `URLParam` stores `side` in a fixed value table (`DefaultDynamicParamSource`:
+    /// `consumer`, `provider`, matched lower-cased): another value makes `URL.valueOf` throw,
+    /// and a differently cased one is stored lower-cased.
+    fn with_fixed_side(self, input: &str) -> Result<Url> {
+        match self.param("side") {
+            None | Some("consumer" | "provider") => Ok(self),
+            Some(v) => match v.to_lowercase().as_str() {
+                side @ ("consumer" | "provider") => Ok(self.with_param("side", side)),
+                _ => Err(crate::Error::invalid_url(
+                    "side must be consumer or provider",
+                    input,
+                )),
+            },
+        }
     }
 
     /// Starts a builder for a URL with this protocol.
@@ -398,21 +414,27 @@ impl Url {
         Some(build_key(self.service_interface()?, None, self.version()))
     }
 
-    /// `getColonSeparatedKey()`: `interface:version:group`, always three segments.
+    /// `getColonSeparatedKey()`: `interface:version:group`, always three segments; a blank
+    /// version or group (Dubbo `StringUtils.isBlank`) is left empty; no interface prints `null`
+    /// (Java's string concatenation).
     pub fn colon_separated_key(&self) -> String {
+        fn seg(v: Option<&str>) -> &str {
+            v.filter(|v| !is_java_blank(v)).unwrap_or("")
+        }
         format!(
             "{}:{}:{}",
-            self.service_interface().unwrap_or(""),
-            self.version().unwrap_or(""),
-            self.group().unwrap_or("")
+            self.service_interface().unwrap_or("null"),
+            seg(self.version()),
+            seg(self.group())
         )
     }
 
     /// `getCompatibleColonSeparatedKey()`: `interface[:version][:group]`, blanks skipped.
+    /// Without an interface Java's string concatenation prints `null`, and so does this.
     pub fn compatible_colon_separated_key(&self) -> String {
-        let mut s = self.service_interface().unwrap_or("").to_owned();
+        let mut s = self.service_interface().unwrap_or("null").to_owned();
         for part in [self.version(), self.group()].into_iter().flatten() {
-            if !part.trim().is_empty() {
+            if !is_java_blank(part) {
                 s.push(':');
                 s.push_str(part);
             }
@@ -448,7 +470,7 @@ impl Url {
             first = false;
             s.push_str(k);
             s.push('=');
-            s.push_str(v.trim());
+            s.push_str(java_trim(v));
         }
         s
     }
@@ -495,7 +517,7 @@ impl Url {
                 if mask && secret::is_secret_key(k) {
                     out.push_str(secret::MASK);
                 } else {
-                    out.push_str(v.trim());
+                    out.push_str(java_trim(v));
                 }
             }
         }
@@ -904,6 +926,33 @@ pub fn comma_split(s: &str) -> Vec<&str> {
         out.pop();
     }
     out
+}
+
+/// Java `String.trim()`: strips every char `<= ' '` at both ends (not Unicode spaces such as
+/// U+00A0).
+pub fn java_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c <= ' ')
+}
+
+/// Java `Character.isWhitespace`: the Unicode space, line and paragraph separators except the
+/// no-break ones (U+00A0, U+2007, U+202F), plus `\t \n \x0B \f \r` and `\x1C`-`\x1F`.
+pub fn is_java_whitespace(c: char) -> bool {
+    match c {
+        '\t' | '\n' | '\x0B' | '\x0C' | '\r' | '\x1C'..='\x1F' | ' ' => true,
+        '\u{A0}' | '\u{2007}' | '\u{202F}' => false,
+        '\u{1680}'
+        | '\u{2000}'..='\u{200A}'
+        | '\u{2028}'
+        | '\u{2029}'
+        | '\u{205F}'
+        | '\u{3000}' => true,
+        _ => false,
+    }
+}
+
+/// Dubbo `StringUtils.isBlank`: empty or only [`is_java_whitespace`] characters.
+pub fn is_java_blank(s: &str) -> bool {
+    s.chars().all(is_java_whitespace)
 }
 
 /// Java regex `\s`: `[ \t\n\x0B\f\r]`.

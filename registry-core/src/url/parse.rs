@@ -157,7 +157,10 @@ fn parse_body<'a>(input: &str, body: &'a str) -> Result<UrlParts<'a>> {
         let zone = last_index_of(b, b'%', start, end).is_some_and(|p| p > c);
         if !zone {
             let text = body.get(c + 1..end).unwrap_or("");
-            port = parse_java_int(text).ok_or_else(|| Error::invalid_url("invalid port", input))?;
+            // The `URL` constructor keeps `Math.max(port, 0)`.
+            port = parse_java_int(text)
+                .ok_or_else(|| Error::invalid_url("invalid port", input))?
+                .max(0);
             end = c;
         }
     }

@@ -204,3 +204,63 @@ fn service_address_consumer_methods_do_not_filter() {
     let sa = ServiceAddressUrl::new(p, c);
     assert_eq!(sa.method_param("b", "timeout"), Some("7"));
 }
+
+// ----- cases found by the differential tests against Dubbo 3.3.6 (differential/) -----
+
+#[test]
+fn side_is_a_fixed_value_as_in_urlparam() {
+    // DefaultDynamicParamSource: side is consumer or provider (matched lower-cased); URL.valueOf
+    // throws for anything else, the empty value included.
+    assert!(Url::parse("consumer://10.0.0.1/S?side=consumers").is_err());
+    assert!(Url::parse("dubbo://h/S?side=").is_err());
+    assert!(Url::parse_encoded("dubbo%3A%2F%2Fh%2FS%3Fside%3D%2525zz").is_err());
+    let x = u("dubbo://h/S?side=Provider&a=1");
+    assert_eq!(x.param("side"), Some("provider"));
+    assert_eq!(x.to_full_string(), "dubbo://h/S?a=1&side=provider");
+    assert_eq!(
+        u("dubbo://h/S?side=consumer").param("side"),
+        Some("consumer")
+    );
+}
+
+#[test]
+fn a_negative_port_is_zero() {
+    // The URL constructor keeps Math.max(port, 0).
+    let x = u("file://10.20.30.40:-1/p");
+    assert_eq!(x.port(), 0);
+    assert_eq!(x.address().as_deref(), Some("10.20.30.40"));
+}
+
+#[test]
+fn printed_values_are_trimmed_the_java_way() {
+    // String.trim strips chars <= ' ' only: a no-break space stays.
+    assert_eq!(u("a://h/p?k= v\t").to_full_string(), "a://h/p?k=v");
+    assert_eq!(u("a://h/p?k=\u{a0}v").to_full_string(), "a://h/p?k=\u{a0}v");
+}
+
+#[test]
+fn colon_separated_keys_skip_blank_segments_and_print_null_without_interface() {
+    assert_eq!(
+        u("tri://h/*?version=\t&group=g").colon_separated_key(),
+        "*::g"
+    );
+    // U+00A0 is not whitespace to Java's Character.isWhitespace.
+    assert_eq!(
+        u("tri://h/S?version=\u{a0}").colon_separated_key(),
+        "S:\u{a0}:"
+    );
+    assert_eq!(u("a://h?x=1").colon_separated_key(), "null::");
+    assert_eq!(u("a://h?x=1").compatible_colon_separated_key(), "null");
+}
+
+#[test]
+fn service_key_match_needs_an_interface_in_the_pattern() {
+    // Java throws a NullPointerException here (divergence service-key-match-without-interface).
+    let pattern = u("consumer://h/S");
+    let value = u("dubbo://h/S");
+    assert!(!crate::matching::is_service_key_match(&pattern, &value));
+    assert!(crate::matching::is_service_key_match(
+        &u("consumer://h/p?interface=S"),
+        &u("dubbo://h/p?interface=S")
+    ));
+}

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use registry_core::url::{is_java_blank, java_trim};
+
 use super::matcher::KeyMatcher;
 use super::Dialect;
 use crate::router::RouterError;
@@ -32,13 +34,18 @@ fn err(rule: &str, reason: impl Into<String>) -> RouterError {
 /// Errors: a blank rule, or a separator other than `&`, `=`, `!=`, `,` (or a value before
 /// any key).
 pub fn parse_condition(rule: &str, dialect: Dialect) -> Result<Parsed, RouterError> {
-    if rule.trim().is_empty() {
+    // StringUtils.isBlank, String.trim and the regex `\s` are Java's, not Unicode's: a no-break
+    // space is content.
+    if is_java_blank(rule) {
         return Err(err(rule, "Illegal route rule!"));
     }
     let rewritten = rule.replace("consumer.", "").replace("provider.", "");
     let (when_text, then_text) = match rewritten.find("=>") {
-        Some(i) => (Some(rewritten[..i].trim()), rewritten[i + 2..].trim()),
-        None => (None, rewritten.trim()),
+        Some(i) => (
+            Some(java_trim(&rewritten[..i])),
+            java_trim(&rewritten[i + 2..]),
+        ),
+        None => (None, java_trim(&rewritten)),
     };
     let when = match when_text {
         None | Some("") | Some("true") => Side::new(),
@@ -54,6 +61,11 @@ pub fn parse_condition(rule: &str, dialect: Dialect) -> Result<Parsed, RouterErr
         when,
         then,
     })
+}
+
+/// Java regex `\s`: `[ \t\n\x0B\f\r]`.
+fn is_java_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0B' | '\x0C' | '\r')
 }
 
 fn is_sep(c: char) -> bool {
@@ -72,11 +84,11 @@ fn tokens(s: &str) -> Vec<(&str, &str)> {
             let sep_len = rest.find(|c: char| !is_sep(c)).unwrap_or(rest.len());
             let after_sep = &rest[sep_len..];
             let ws = after_sep
-                .find(|c: char| !c.is_whitespace())
+                .find(|c: char| !is_java_space(c))
                 .unwrap_or(after_sep.len());
             let content_start = &after_sep[ws..];
             let content_len = content_start
-                .find(|c: char| is_sep(c) || c.is_whitespace())
+                .find(|c: char| is_sep(c) || is_java_space(c))
                 .unwrap_or(content_start.len());
             if content_len > 0 {
                 let content = &content_start[..content_len];
@@ -104,47 +116,34 @@ fn tokens(s: &str) -> Vec<(&str, &str)> {
 pub(crate) fn parse_side(text: &str, dialect: Dialect) -> Result<Side, String> {
     let mut side = Side::new();
     let mut current: Option<String> = None;
-    // Which set the last `=`/`!=` wrote: true = matches.
-    let mut last_set: Option<bool> = None;
+    // The set the last `=`/`!=` wrote (key, true = matches): Java's `values`, which a new key
+    // (`&`) does not reset, so `a = 1 & b = ,x` adds `x` to a's matches.
+    let mut last: Option<(String, bool)> = None;
     for (sep, content) in tokens(text) {
         match sep {
             "" => {
                 side.insert(content.to_owned(), KeyMatcher::new(content, dialect));
                 current = Some(content.to_owned());
-                last_set = None;
             }
             "&" => {
                 side.entry(content.to_owned())
                     .or_insert_with(|| KeyMatcher::new(content, dialect));
                 current = Some(content.to_owned());
-                last_set = None;
             }
             "=" | "!=" => {
-                let Some(m) = current.as_ref().and_then(|k| side.get_mut(k)) else {
+                let Some(key) = current.clone().filter(|k| side.contains_key(k)) else {
                     return Err(format!(
                         "Illegal route rule \"{text}\", The error char '{sep}' before '{content}'."
                     ));
                 };
-                let is_match = sep == "=";
-                if is_match {
-                    m.matches.insert(content.to_owned());
-                } else {
-                    m.mismatches.insert(content.to_owned());
-                }
-                last_set = Some(is_match);
+                last = Some((key, sep == "="));
+                insert(&mut side, last.as_ref(), content);
             }
             "," => {
-                let (Some(m), Some(is_match)) =
-                    (current.as_ref().and_then(|k| side.get_mut(k)), last_set)
-                else {
+                if !insert(&mut side, last.as_ref(), content) {
                     return Err(format!(
                         "Illegal route rule \"{text}\", The error char ',' before '{content}'."
                     ));
-                };
-                if is_match {
-                    m.matches.insert(content.to_owned());
-                } else {
-                    m.mismatches.insert(content.to_owned());
                 }
             }
             other => {
@@ -157,9 +156,39 @@ pub(crate) fn parse_side(text: &str, dialect: Dialect) -> Result<Side, String> {
     Ok(side)
 }
 
+/// Adds `content` to the set `last` names; false when there is none.
+fn insert(side: &mut Side, last: Option<&(String, bool)>, content: &str) -> bool {
+    let Some((key, is_match)) = last else {
+        return false;
+    };
+    let Some(m) = side.get_mut(key) else {
+        return false;
+    };
+    if *is_match {
+        m.matches.insert(content.to_owned());
+    } else {
+        m.mismatches.insert(content.to_owned());
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn found_by_the_differential_tests() {
+        // A comma after a new key adds to the set written last (Java's `values`).
+        let s = parse_side("host = 10.0.0.1 & region = ,a", Dialect::V3).unwrap();
+        assert_eq!(keys(&s)[0], ("host", vec!["10.0.0.1", "a"], vec![]));
+        assert_eq!(keys(&s)[1], ("region", vec![], vec![]));
+        // A comma before any `=`/`!=` is illegal.
+        assert!(parse_side("host ,a", Dialect::V3).is_err());
+        // Java's `\s` is ASCII: a no-break space is a value (and `!` before it is illegal).
+        assert!(parse_condition("host = !\u{a0}", Dialect::V3).is_err());
+        let s = parse_side("host = \u{a0}", Dialect::V3).unwrap();
+        assert_eq!(keys(&s)[0], ("host", vec!["\u{a0}"], vec![]));
+    }
 
     fn keys(s: &Side) -> Vec<(&str, Vec<&str>, Vec<&str>)> {
         s.values()

@@ -69,9 +69,6 @@ impl TagRule {
         for t in &self.doc.tags {
             if let Some(addrs) = t.addresses.as_ref().filter(|a| !a.is_empty()) {
                 by_name.insert(t.name.clone(), addrs.clone());
-                for a in addrs {
-                    add_all(a, &mut all);
-                }
             }
         }
         for t in &self.doc.tags {
@@ -91,10 +88,14 @@ impl TagRule {
                 }
             }
             if !addrs.is_empty() {
-                for a in &addrs {
-                    add_all(a, &mut all);
-                }
                 by_name.insert(t.name.clone(), addrs);
+            }
+        }
+        // Java's getAddresses() is the union over tagnameToAddresses: a later tag of the same
+        // name replaces the earlier one's addresses there, so they tag nothing any more.
+        for t in &self.doc.tags {
+            for a in by_name.get(&t.name).into_iter().flatten() {
+                add_all(a, &mut all);
             }
         }
         ResolvedTags {
@@ -369,4 +370,36 @@ pub(crate) fn route_in(
     }
     // FAILOVER: outside every dynamic group and without a static tag.
     input.retain(|&i| !view.in_any_group(i) && static_tag(&i).is_none());
+}
+
+#[cfg(test)]
+mod differential_cases {
+    use registry_core::Url;
+
+    use super::*;
+
+    #[test]
+    fn a_repeated_tag_name_replaces_the_earlier_addresses() {
+        // Found by the differential tests against TagStateRouter: Java's getAddresses() is the
+        // union over tagnameToAddresses, where the second `gray` replaced the first.
+        let rule = TagRule::parse(
+            "configVersion: v3.0\nkey: prov\nscope: application\ntags:\n  - name: gray\n    addresses: [10.0.0.*:20880]\n  - name: gray\n    addresses: [10.0.0.2:20881]\n",
+        )
+        .unwrap();
+        let targets = vec![Target::from_url(
+            Url::parse("dubbo://10.0.0.1:20880/S?interface=S").unwrap(),
+        )];
+        let resolved = rule.resolve(&targets);
+        assert_eq!(resolved.all, vec!["10.0.0.2:20881".to_owned()]);
+        let mut idx = vec![0];
+        route(
+            Some(&resolved),
+            &targets,
+            &mut idx,
+            None,
+            false,
+            Dialect::V3,
+        );
+        assert_eq!(idx, vec![0]);
+    }
 }
