@@ -27,6 +27,7 @@
 //! list; dropping the subscription unsubscribes. Invalid input is an [`Error`], never a panic.
 
 pub mod address;
+pub mod backoff;
 pub mod cache_file;
 pub mod codec;
 pub mod config_center;

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use registry_core::backoff::Backoff;
+
 use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -177,7 +179,8 @@ pub(crate) fn install(shared: &Shared, client: Client) {
 
 /// Follows the session state until the backend is destroyed.
 pub(crate) async fn supervise(shared: Arc<Shared>) {
-    let mut backoff = Duration::from_millis(200);
+    let mut backoff =
+        Backoff::exponential(Duration::from_millis(200), Duration::from_secs(5)).attempts();
     loop {
         let client = shared.conn.borrow().client.clone();
         let Some(client) = client else {
@@ -189,7 +192,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>) {
             match r {
                 Ok(c) => {
                     tracing::info!(session = %c.session_id(), "zookeeper session established");
-                    backoff = Duration::from_millis(200);
+                    backoff.reset();
                     install(&shared, c);
                     tokio::spawn(restore_registrations(shared.clone()));
                 }
@@ -197,9 +200,8 @@ pub(crate) async fn supervise(shared: Arc<Shared>) {
                     tracing::warn!(error = %e, "zookeeper session not established; retrying");
                     tokio::select! {
                         _ = shared.cancel.cancelled() => return,
-                        _ = tokio::time::sleep(backoff) => {}
+                        _ = tokio::time::sleep(backoff.next_delay()) => {}
                     }
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
                 }
             }
             continue;

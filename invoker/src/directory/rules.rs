@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use registry_core::backoff::Backoff;
 use registry_core::{ConfigWatch, SharedConfigCenter, Url};
 use tokio::sync::oneshot;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -243,7 +244,8 @@ struct KeyTask {
 
 impl KeyTask {
     async fn watch(&self) -> Option<ConfigWatch> {
-        let mut backoff = Duration::from_millis(200);
+        let mut backoff =
+            Backoff::exponential(Duration::from_millis(200), Duration::from_secs(5)).attempts();
         let mut warned = false;
         loop {
             match self.cc.watch(&self.key, RULE_GROUP).await {
@@ -258,9 +260,8 @@ impl KeyTask {
             tokio::select! {
                 _ = self.stop.cancelled() => return None,
                 _ = self.dir_stop.cancelled() => return None,
-                _ = tokio::time::sleep(backoff) => {}
+                _ = tokio::time::sleep(backoff.next_delay()) => {}
             }
-            backoff = (backoff * 2).min(Duration::from_secs(5));
         }
     }
 

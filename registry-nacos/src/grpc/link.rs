@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use registry_core::backoff::Backoff;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tonic::codegen::http::uri::PathAndQuery;
@@ -279,7 +280,9 @@ impl Link {
         early: &mut Vec<Payload>,
     ) -> Result<(), NacosError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
-        let mut pause = Duration::from_millis(20);
+        let mut pauses =
+            Backoff::exponential(Duration::from_millis(20), Duration::from_millis(500)).attempts();
+        let mut pause = pauses.next_delay();
         loop {
             while let Ok(m) = inbound.try_recv() {
                 match m {
@@ -304,7 +307,7 @@ impl Link {
                 });
             }
             tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_millis(500));
+            pause = pauses.next_delay();
         }
     }
 
