@@ -33,6 +33,7 @@ pub mod codec;
 pub mod config_center;
 mod error;
 pub mod failback;
+pub mod ip;
 pub mod matching;
 pub mod memory;
 pub mod memory_config;

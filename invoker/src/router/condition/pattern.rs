@@ -47,25 +47,10 @@ pub fn range_match(pattern: &str, value: &str, is_when: bool) -> bool {
     }
 }
 
-/// `UrlUtils#isMatchGlobPattern(pattern, value)`: `*` is anything; only the last `*` is a
-/// wildcard (suffix, prefix or both); both empty match; one empty does not.
+/// `UrlUtils#isMatchGlobPattern(pattern, value)` ([`registry_core::matching::glob_match`]);
+/// an absent pattern is the empty one.
 pub fn glob_match(pattern: Option<&str>, value: &str) -> bool {
-    if pattern == Some("*") {
-        return true;
-    }
-    let p = pattern.unwrap_or("");
-    if p.is_empty() && value.is_empty() {
-        return true;
-    }
-    if p.is_empty() || value.is_empty() {
-        return false;
-    }
-    match p.rfind('*') {
-        None => value == p,
-        Some(i) if i == p.len() - 1 => value.starts_with(&p[..i]),
-        Some(0) => value.ends_with(&p[1..]),
-        Some(i) => value.starts_with(&p[..i]) && value.ends_with(&p[i + 1..]),
-    }
+    registry_core::matching::glob_match(pattern.unwrap_or(""), value)
 }
 
 /// One value pattern of a matcher against a sample value. `param` is the consumer URL in a

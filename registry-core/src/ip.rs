@@ -1,5 +1,8 @@
-//! Address patterns of tag rules (`NetUtils#matchIpExpression` plus the `0.0.0.0:<port>`
-//! rule of `TagStateRouter#checkAddressMatch`).
+//! IP expressions (`NetUtils#matchIpExpression`): CIDR (`10.0.0.0/8`, `fd00::/8`), `*`
+//! segments, `a-b` ranges, an optional `:port` (`[v6]:port` for IPv6), IPv4 and IPv6 alike,
+//! plus the `0.0.0.0:<port>` form ("any host on this port", `TagStateRouter#checkAddressMatch`).
+//! The one matcher of the project: tag rules' addresses and configurators' address
+//! conditions use it.
 
 use std::net::IpAddr;
 
@@ -7,6 +10,27 @@ use std::net::IpAddr;
 /// match (Java swallows them). Host names are compared literally (no DNS lookup).
 pub fn address_matches(pattern: &str, host: &str, port: i32) -> bool {
     AddressPattern::new(pattern).matches(&HostInfo::new(host, port))
+}
+
+/// [`address_matches`] for an address written `host`, `host:port`, `[v6]` or `[v6]:port`
+/// (a bare IPv6 address has no port); without a port, a pattern with one does not match.
+pub fn matches_address(pattern: &str, address: &str) -> bool {
+    let (host, port) = split_address(address);
+    address_matches(pattern, host, port.unwrap_or(-1))
+}
+
+/// `host` and port of `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address.
+fn split_address(address: &str) -> (&str, Option<i32>) {
+    if let Some(rest) = address.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((h, tail)) => (h, tail.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (address, None),
+        };
+    }
+    match address.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => (h, p.parse().ok()),
+        _ => (address, None),
+    }
 }
 
 /// A provider address parsed once for matching against many patterns.
@@ -34,7 +58,14 @@ impl HostInfo {
         let text: Box<str> = match ip {
             // A parsed IPv4 literal is already canonical (no leading zeros are accepted).
             Some(IpAddr::V4(_)) => Box::from(trimmed),
-            Some(IpAddr::V6(v6)) => v6.to_string().into_boxed_str(),
+            // Java's `Inet6Address#getHostAddress`: eight groups, no `::` compression.
+            Some(IpAddr::V6(v6)) => v6
+                .segments()
+                .iter()
+                .map(|g| format!("{g:x}"))
+                .collect::<Vec<_>>()
+                .join(":")
+                .into_boxed_str(),
             None => Box::from(host),
         };
         HostInfo {
@@ -187,6 +218,23 @@ fn cidr(net: IpAddr, bits: u32, h: &HostInfo) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_with_and_without_ports() {
+        assert!(matches_address("10.0.0.1-5", "10.0.0.3"));
+        assert!(!matches_address("10.0.0.1-5", "10.0.0.6"));
+        assert!(matches_address("10.0.*.1:80", "10.0.9.1:80"));
+        assert!(!matches_address("10.0.*.1:80", "10.0.9.1:81"));
+        assert!(!matches_address("0.0.0.0", "10.0.9.1"));
+        assert!(matches_address("0.0.0.0:80", "10.0.9.1:80"));
+        assert!(matches_address("10.0.0.0/8", "10.2.3.4:20880"));
+        assert!(matches_address("fd00::/8", "[fd00::1]:20880"));
+        assert!(matches_address("fd00::/8", "fd00::1"));
+        assert!(!matches_address("fd00::/8", "fe80::1"));
+        assert!(matches_address("[fd00::1]:20880", "[fd00::1]:20880"));
+        assert!(!matches_address("[fd00::1]:20880", "[fd00::1]:20881"));
+        assert!(matches_address("fd00:0:0:0:0:0:0:1-9", "fd00::5"));
+    }
 
     #[test]
     fn patterns() {
