@@ -590,9 +590,9 @@ fn tag_route(v: &Value, inputs: &Value, expected: &Value) -> Outcome {
     let view = call.view();
     // Request tag from the call or the consumer URL; force default from the router URL.
     let tag = view
-        .attachment(tag::TAG_KEY)
+        .attachment(invoker::keys::TAG_KEY)
         .filter(|t| !t.is_empty())
-        .or_else(|| consumer.param(tag::TAG_KEY))
+        .or_else(|| consumer.param(invoker::keys::TAG_KEY))
         .filter(|t| !t.is_empty());
     let (_, force) = tag::request_tag(
         &router_url,

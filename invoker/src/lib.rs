@@ -26,6 +26,7 @@ pub mod cluster;
 pub mod directory;
 pub mod filter;
 pub mod invoker_set;
+pub mod keys;
 pub mod loadbalance;
 pub mod merger;
 pub mod metrics;

@@ -19,7 +19,7 @@
 //!   ..."), unless empty protection is on; a notification with no URL changes nothing; a list
 //!   with no valid provider keeps the current invokers;
 //! - multi-group consumers (`group=*` or a list) get one joined invoker per group
-//!   ([`GroupJoiner`], default [`ClusterGroupJoiner`]: a cluster per group);
+//!   ([`GroupJoiner`], default [`crate::cluster::ClusterGroupJoiner`]: a cluster per group);
 //! - the snapshot holds the invokers per method ([`MethodCacheMode`]: 3.x shared list, or
 //!   Dubbo 2.6's `methodInvokerMap`), after routers ([`crate::router`]); `mock://` providers
 //!   are kept apart for invocations with `invocation.need.mock=true`.
@@ -45,7 +45,6 @@ use crate::rpc::{Invocation, RpcError};
 pub mod condition_match;
 pub mod config_parser;
 pub mod configurator;
-mod group_join;
 pub mod merge;
 mod options;
 mod registry_directory;
@@ -56,7 +55,6 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use group_join::ClusterGroupJoiner;
 pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
 pub use registry_directory::{ConfiguratorScope, RegistryDirectory, SUBSCRIBE_CATEGORIES};
 pub use rules::RuleWatcher;

@@ -20,7 +20,6 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::configurator::{configure_all, to_configurators, AffectFilter, Configurator};
-use super::group_join::ClusterGroupJoiner;
 use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
 use super::snapshot::{build, is_multi_group, BuildCtx, ChainInputs, Phase, Snapshot};
@@ -132,7 +131,7 @@ impl RegistryDirectory {
         let joiner = options
             .group_joiner
             .clone()
-            .unwrap_or_else(|| Arc::new(ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>);
+            .unwrap_or_else(|| Arc::new(crate::cluster::ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>);
         Arc::new(RegistryDirectory {
             multi_group: is_multi_group(&consumer),
             joiner,

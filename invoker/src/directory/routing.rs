@@ -21,11 +21,11 @@ use registry_core::Url;
 use rustc_hash::FxHashMap;
 
 use crate::invoker_set::InvokerSet;
+use crate::keys::{FORCE_TAG_KEY, TAG_KEY};
 use crate::router::chain::Chain;
 use crate::router::compiled::CompiledChain;
 use crate::router::fields::TargetFields;
 use crate::router::sample::RouteCall;
-use crate::router::tag::{FORCE_TAG_KEY, TAG_KEY};
 use crate::router::target::Target;
 use crate::rpc::Invocation;
 

@@ -161,7 +161,7 @@ pub(crate) fn target_of(e: &Entry, inv: &SharedInvoker, mode: ChainMode) -> Targ
         },
         raw: e.raw.clone(),
         tag: url
-            .param(crate::router::tag::TAG_KEY)
+            .param(crate::keys::TAG_KEY)
             .filter(|t| !t.is_empty())
             .map(Box::from),
     }

@@ -70,7 +70,7 @@ pub(crate) fn host_hash(host: &str) -> u64 {
 fn is_tagged(inv: Option<&SharedInvoker>) -> bool {
     inv.is_some_and(|i| {
         i.url()
-            .param(crate::router::tag::TAG_KEY)
+            .param(crate::keys::TAG_KEY)
             .is_some_and(|t| !t.is_empty())
     })
 }

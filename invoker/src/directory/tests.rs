@@ -7,7 +7,7 @@ use registry_core::Url;
 use serde_json::Value;
 
 use super::*;
-use crate::router::mock::NEED_MOCK;
+use crate::keys::NEED_MOCK;
 use crate::router::Router;
 use crate::rpc::{Invoker, RpcErrorCode, SharedInvoker};
 use crate::testutil::providers as bench_support;

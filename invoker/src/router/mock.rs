@@ -9,10 +9,8 @@
 use async_trait::async_trait;
 use registry_core::Url;
 
+use crate::keys::NEED_MOCK;
 use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResult};
-
-/// The attachment the mock cluster sets to ask for `mock://` providers.
-pub const NEED_MOCK: &str = "invocation.need.mock";
 
 /// True when the invocation asks for the mock providers.
 pub fn wants_mock(invocation: &Invocation) -> bool {

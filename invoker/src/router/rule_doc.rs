@@ -296,7 +296,7 @@ fn multi_dest_spec(item: &Yaml) -> Result<MultiDestSpec, RouterError> {
                 }
                 let m = get(e, "match").and_then(to_java_string);
                 let w = match get(e, "weight") {
-                    None => super::condition::multi_dest::DEFAULT_WEIGHT,
+                    None => i64::from(crate::keys::DEFAULT_WEIGHT),
                     Some(v) => to_java_string(v)
                         .and_then(|s| s.trim().parse::<i32>().ok())
                         .map(i64::from)

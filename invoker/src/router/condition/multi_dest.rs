@@ -4,14 +4,12 @@ use registry_core::Url;
 
 use super::parse::{parse_side, Side};
 use super::{match_side, side_mask, Dialect};
+use crate::keys::DEFAULT_WEIGHT;
 use crate::router::bits::Bits;
 use crate::router::fields::TargetFields;
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
 use crate::router::RouterError;
-
-/// `DefaultRouteConditionSubSetWeight`.
-pub const DEFAULT_WEIGHT: i64 = 100;
 
 /// One `to` entry: the providers matching `cond` (empty = every provider), with a weight.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +58,11 @@ impl MultiDestRouter {
                 None | Some("") | Some("false") => Side::new(),
                 Some(t) => side(t)?,
             };
-            let weight = if *w <= 0 { DEFAULT_WEIGHT } else { *w };
+            let weight = if *w <= 0 {
+                i64::from(DEFAULT_WEIGHT)
+            } else {
+                *w
+            };
             dests.push(Destination { cond, weight });
         }
         Ok(MultiDestRouter {

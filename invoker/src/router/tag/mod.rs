@@ -8,6 +8,7 @@ use std::sync::Arc;
 use registry_core::Url;
 use rustc_hash::FxHashMap;
 
+use crate::keys::{FORCE_TAG_KEY, TAG_KEY};
 use crate::router::bits::Bits;
 use crate::router::condition::Dialect;
 use crate::router::fields::TargetFields;
@@ -17,11 +18,6 @@ use crate::router::target::Target;
 use crate::router::RouterError;
 use registry_core::ip::{self as address, address_matches};
 use registry_core::rule_yaml::Yaml;
-
-/// The tag key on providers, consumers and attachments.
-pub const TAG_KEY: &str = "dubbo.tag";
-/// The force-tag key (attachment, else consumer URL).
-pub const FORCE_TAG_KEY: &str = "dubbo.force.tag";
 
 /// A parsed tag rule (before its `match` tags are resolved against providers).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The default [`GroupJoiner`]: one cluster invoker per group over a [`StaticDirectory`]
-//! of that group's providers (Dubbo's `cluster.join(new StaticDirectory(group), false)`, §7.2
-//! step 5). The strategy comes from the providers' merged URL (`cluster`, default failover),
+//! of that group's providers (Dubbo's `cluster.join(new StaticDirectory(group), false)` in
+//! `RegistryDirectory#toMergeInvokerList`). The strategy comes from the providers' merged URL (`cluster`, default failover),
 //! never `mergeable` (that is the reference's top level, even when a group-less provider's
 //! merged URL carries the consumer's `group=*`); there is no mock wrapper (the reference's own
 //! cluster has it).
@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use registry_core::Url;
 
-use super::options::GroupJoiner;
-use super::static_directory::StaticDirectory;
-use crate::cluster::{ClusterInvoker, ClusterKind, ClusterOptions};
+use super::{ClusterInvoker, ClusterKind, ClusterOptions};
+use crate::directory::static_directory::StaticDirectory;
+use crate::directory::GroupJoiner;
 use crate::rpc::SharedInvoker;
 
 /// Joins each group's invokers into a [`ClusterInvoker`].
