@@ -146,10 +146,7 @@ pub fn calls(
             write_coalescing,
             ..ConnectionOptions::default()
         };
-        let service = IdlService {
-            schema: schema.clone(),
-            service: "tritest.Greeter".into(),
-        };
+        let service = IdlService::new(schema.clone(), "tritest.Greeter");
         TripleInvokerFactory::with_options(PayloadMode::Idl(service), options)
     };
     let (on, off) = (factory(true), factory(false));

@@ -29,7 +29,7 @@ enum Command {
     /// Read, watch and write rules in the config centre (the registry by default).
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
-    Invoke(cmd::invoke::Args),
+    Invoke(Box<cmd::invoke::Args>),
 }
 
 fn main() -> std::process::ExitCode {
@@ -47,16 +47,27 @@ fn main() -> std::process::ExitCode {
         Command::Watch(a) => cmd::watch::run(a),
         Command::Register(a) => cmd::register::run(a),
         Command::Config(a) => cmd::config::run(a),
-        Command::Invoke(a) => cmd::invoke::run(a),
+        Command::Invoke(a) => cmd::invoke::run(*a),
     };
     match result {
         Ok(code) => code,
+        // The reader of stdout went away (`watch ... | head -1`): nothing is wrong
+        // and nobody is left to tell, so end quietly as `head`'s writers do.
+        Err(e) if is_broken_pipe(&e) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // Errors can quote a registry's or a provider's text.
             eprintln!("error: {}", safe_text::escape(&format!("{e:#}")));
             std::process::ExitCode::from(2)
         }
     }
+}
+
+/// Whether `e` (or anything it wraps) is a write to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// `RUST_LOG` selects the library's `tracing` output (default: `default`), written to stderr

@@ -20,7 +20,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::config::{ConnConfig, FIRST_RECONNECT_DELAY};
-use crate::connection::Conn;
+use crate::connection::{Conn, TlsTarget};
 use crate::error::DubboError;
 
 /// A connection slot (see the module docs).
@@ -36,6 +36,8 @@ pub(crate) struct Client {
     reconnecting: AtomicBool,
     /// Permits of background connects, shared by the factory.
     connects: Arc<Semaphore>,
+    /// TLS for every connection of this slot, when the provider uses it.
+    tls: Option<TlsTarget>,
     me: Weak<Client>,
 }
 
@@ -45,18 +47,20 @@ impl std::fmt::Debug for Client {
             .field("addr", &self.addr)
             .field("connected", &self.is_connected())
             .field("closed", &self.closed.load(Ordering::Relaxed))
+            .field("tls", &self.tls.is_some())
             .finish_non_exhaustive()
     }
 }
 
 impl Client {
-    /// A new slot; unless `lazy`, it starts connecting now (once a permit of `connects` is
-    /// free) when a tokio runtime is running.
+    /// A new slot (TLS when `tls` is given); unless `lazy`, it starts connecting now (once a
+    /// permit of `connects` is free) when a tokio runtime is running.
     pub(crate) fn new(
         addr: Arc<str>,
         cfg: ConnConfig,
         serialization: u8,
         connects: Arc<Semaphore>,
+        tls: Option<TlsTarget>,
     ) -> Arc<Client> {
         let c = Arc::new_cyclic(|me| Client {
             addr,
@@ -68,6 +72,7 @@ impl Client {
             closed: AtomicBool::new(false),
             reconnecting: AtomicBool::new(false),
             connects,
+            tls,
             me: me.clone(),
         });
         if !c.cfg.lazy {
@@ -188,6 +193,7 @@ impl Client {
             &self.cfg,
             self.serialization,
             limit,
+            self.tls.as_ref(),
             move |conn, reason| {
                 if let Some(c) = weak.upgrade() {
                     c.on_closed(conn, &reason);

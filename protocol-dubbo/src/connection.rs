@@ -28,12 +28,12 @@ use std::time::Duration;
 use bytes::BytesMut;
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use transport_tls::TlsClient;
 
 use crate::config::ConnConfig;
 use crate::error::DubboError;
@@ -52,6 +52,19 @@ static NEXT_ID: AtomicI64 = AtomicI64::new(0);
 /// A new request id (process-wide, like Java's `Request.INVOKE_ID`).
 pub(crate) fn next_id() -> i64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// TLS for a connection: the client configuration and the host the certificate must name.
+#[derive(Debug, Clone)]
+pub(crate) struct TlsTarget {
+    pub(crate) client: TlsClient,
+    pub(crate) host: Arc<str>,
+}
+
+/// A dialled socket, before the reader and writer take it.
+enum Dialled {
+    Plain(TcpStream),
+    Tls(Box<transport_tls::TlsStream<TcpStream>>),
 }
 
 /// One pending call: waiting (with the waker of its last poll), or answered.
@@ -81,6 +94,8 @@ pub(crate) struct Conn {
     queued: AtomicU64,
     max_queued: usize,
     cancel: CancellationToken,
+    /// The TLS client, when the connection is TLS (to explain read and write errors).
+    tls: Option<TlsClient>,
 }
 
 impl std::fmt::Debug for Conn {
@@ -94,23 +109,36 @@ impl std::fmt::Debug for Conn {
 }
 
 impl Conn {
-    /// Connects within `limit` and starts the reader and writer tasks; `on_close` runs once
-    /// when the connection ends, with the reason.
+    /// Connects within `limit` (TCP, then the TLS handshake when `tls` is given) and starts the
+    /// reader and writer tasks; `on_close` runs once when the connection ends, with the reason.
     pub(crate) async fn connect(
         addr: Arc<str>,
         cfg: &ConnConfig,
         serialization: u8,
         limit: Duration,
+        tls: Option<&TlsTarget>,
         on_close: impl FnOnce(&Arc<Conn>, String) + Send + 'static,
     ) -> Result<Arc<Conn>, DubboError> {
-        let stream = match tokio::time::timeout(limit, TcpStream::connect(&*addr)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(source)) => {
-                return Err(DubboError::Connect {
+        let dial = async {
+            let tcp = TcpStream::connect(&*addr)
+                .await
+                .map_err(|source| DubboError::Connect {
                     addr: addr.to_string(),
                     source,
-                })
+                })?;
+            let _ = tcp.set_nodelay(true);
+            match tls {
+                None => Ok(Dialled::Plain(tcp)),
+                Some(t) => t
+                    .client
+                    .handshake(tcp, &t.host, &addr)
+                    .await
+                    .map(|s| Dialled::Tls(Box::new(s)))
+                    .map_err(DubboError::Tls),
             }
+        };
+        let dialled = match tokio::time::timeout(limit, dial).await {
+            Ok(r) => r?,
             Err(_) => {
                 return Err(DubboError::ConnectTimeout {
                     addr: addr.to_string(),
@@ -118,8 +146,6 @@ impl Conn {
                 })
             }
         };
-        let _ = stream.set_nodelay(true);
-        let (rd, wr) = stream.into_split();
         let conn = Arc::new(Conn {
             addr,
             serialization,
@@ -137,16 +163,48 @@ impl Conn {
             queued: AtomicU64::new(0),
             max_queued: cfg.max_queued_bytes,
             cancel: CancellationToken::new(),
+            tls: tls.map(|t| t.client.clone()),
         });
-        tokio::spawn(write_loop(conn.clone(), wr, cfg.write_stall_timeout));
-        let c = conn.clone();
+        match dialled {
+            Dialled::Plain(tcp) => {
+                let (rd, wr) = tcp.into_split();
+                conn.start(rd, wr, cfg, on_close);
+            }
+            Dialled::Tls(s) => {
+                let (rd, wr) = tokio::io::split(*s);
+                conn.start(rd, wr, cfg, on_close);
+            }
+        }
+        Ok(conn)
+    }
+
+    /// Spawns the writer and the reader of the connection's two halves.
+    fn start<R, W>(
+        self: &Arc<Self>,
+        rd: R,
+        wr: W,
+        cfg: &ConnConfig,
+        on_close: impl FnOnce(&Arc<Conn>, String) + Send + 'static,
+    ) where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        tokio::spawn(write_loop(self.clone(), wr, cfg.write_stall_timeout));
+        let c = self.clone();
         let cfg = cfg.clone();
         tokio::spawn(async move {
             let reason = read_loop(&c, rd, &cfg).await;
             c.shutdown(&reason);
             on_close(&c, reason);
         });
-        Ok(conn)
+    }
+
+    /// What an I/O error on this connection means (a TLS alert after the handshake is named).
+    fn io_reason(&self, what: &str, e: std::io::Error) -> String {
+        match &self.tls {
+            Some(t) => format!("{what} failed: {}", t.classify(&self.addr, e)),
+            None => format!("{what} failed: {e}"),
+        }
     }
 
     /// The provider address.
@@ -413,7 +471,7 @@ impl Future for ReplyFuture<'_> {
     }
 }
 
-async fn read_loop(conn: &Arc<Conn>, mut rd: OwnedReadHalf, cfg: &ConnConfig) -> String {
+async fn read_loop<R: AsyncRead + Unpin>(conn: &Arc<Conn>, mut rd: R, cfg: &ConnConfig) -> String {
     let mut buf = BytesMut::with_capacity(64 * 1024);
     let mut dec = FrameDecoder::new(cfg.payload);
     let period = cfg.tick();
@@ -437,7 +495,7 @@ async fn read_loop(conn: &Arc<Conn>, mut rd: OwnedReadHalf, cfg: &ConnConfig) ->
                         }
                     }
                 }
-                Err(e) => return format!("read failed: {e}"),
+                Err(e) => return conn.io_reason("read", e),
             },
             _ = tick.tick() => {
                 if let Some(reason) = conn.on_tick(cfg) {
@@ -448,7 +506,7 @@ async fn read_loop(conn: &Arc<Conn>, mut rd: OwnedReadHalf, cfg: &ConnConfig) ->
     }
 }
 
-async fn write_loop(conn: Arc<Conn>, mut wr: OwnedWriteHalf, stall: Duration) {
+async fn write_loop<W: AsyncWrite + Unpin>(conn: Arc<Conn>, mut wr: W, stall: Duration) {
     let mut spare: Vec<u8> = Vec::with_capacity(16 * 1024);
     'outer: loop {
         tokio::select! {
@@ -482,7 +540,7 @@ async fn write_loop(conn: Arc<Conn>, mut wr: OwnedWriteHalf, stall: Duration) {
                         conn.last_write.store(conn.now_ms(), Ordering::Relaxed);
                     }
                     Ok(Err(e)) => {
-                        conn.shutdown(&format!("write failed: {e}"));
+                        conn.shutdown(&conn.io_reason("write", e));
                         break 'outer;
                     }
                     Err(_) => {
@@ -492,6 +550,25 @@ async fn write_loop(conn: Arc<Conn>, mut wr: OwnedWriteHalf, stall: Duration) {
                         ));
                         break 'outer;
                     }
+                }
+            }
+            // TLS buffers records until flushed (a no-op on a plain socket).
+            let flushed = tokio::select! {
+                _ = conn.cancel.cancelled() => break 'outer,
+                r = tokio::time::timeout(stall, wr.flush()) => r,
+            };
+            match flushed {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    conn.shutdown(&conn.io_reason("write", e));
+                    break 'outer;
+                }
+                Err(_) => {
+                    conn.shutdown(&format!(
+                        "write stalled: no byte accepted for {} ms (the provider is not reading)",
+                        stall.as_millis()
+                    ));
+                    break 'outer;
                 }
             }
             spare.clear();

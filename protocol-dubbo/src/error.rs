@@ -28,6 +28,9 @@ pub enum DubboError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The TLS handshake failed, or a TLS setting cannot be used.
+    #[error("{0}")]
+    Tls(transport_tls::TlsError),
     /// TCP connect did not finish within `connect.timeout` (or the call's deadline).
     #[error("connect to {addr} timed out after {ms} ms")]
     ConnectTimeout {

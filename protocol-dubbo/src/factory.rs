@@ -1,12 +1,15 @@
 //! [`DubboInvokerFactory`]: refers `dubbo://` providers for the directory.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use invoker::rpc::{InvokerFactory, RpcError, SharedInvoker};
 use registry_core::Url;
 
+use transport_tls::{Alpn, TlsClient, TlsConfig};
+
 use crate::client::Client;
 use crate::config::{ConnConfig, DubboOptions};
+use crate::connection::TlsTarget;
 use crate::error::DubboError;
 use crate::invoker::{DubboInvoker, Lease};
 use crate::pool::ConnectionPool;
@@ -22,10 +25,16 @@ pub const DEFAULT_PORT: i32 = 20880;
 /// [`DubboOptions::max_concurrent_connects`] at a time), and a call waits for it within its
 /// timeout. What a provider URL may set for the consumer is clamped by the factory's
 /// [`DubboOptions`].
+///
+/// TLS: a provider whose URL says `ssl-enabled=true` (a Java provider with
+/// `ProtocolConfig.sslEnabled`) is called over TLS, checked against the built-in Mozilla
+/// roots unless [`DubboInvokerFactory::with_tls`] gives a configuration (a CA file, a client
+/// certificate for mutual TLS, a server name, or TLS for every provider).
 #[derive(Debug, Clone)]
 pub struct DubboInvokerFactory {
     pool: Arc<ConnectionPool>,
     options: Arc<DubboOptions>,
+    tls: Arc<OnceLock<TlsClient>>,
 }
 
 impl Default for DubboInvokerFactory {
@@ -47,7 +56,42 @@ impl DubboInvokerFactory {
                 options.max_concurrent_connects,
             )),
             options: Arc::new(options),
+            tls: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Uses `cfg` for TLS connections (see the type's docs): its files are read now, and a
+    /// file that cannot be read or used is an error here rather than at the first call.
+    pub fn with_tls(self, cfg: &TlsConfig) -> Result<Self, DubboError> {
+        let client = TlsClient::new(cfg, Alpn::None).map_err(DubboError::Tls)?;
+        Ok(DubboInvokerFactory {
+            tls: Arc::new(OnceLock::from(client)),
+            ..self
+        })
+    }
+
+    /// The TLS client: the configured one, else the default (built on first use).
+    fn tls_client(&self) -> Result<&TlsClient, DubboError> {
+        if let Some(c) = self.tls.get() {
+            return Ok(c);
+        }
+        let c = TlsClient::new(&TlsConfig::default(), Alpn::None).map_err(DubboError::Tls)?;
+        Ok(self.tls.get_or_init(|| c))
+    }
+
+    /// The TLS of a connection to `provider` at `host`, when it uses TLS.
+    fn tls_for(&self, provider: &Url, host: &str) -> Result<Option<TlsTarget>, DubboError> {
+        let wanted = match self.tls.get() {
+            Some(c) => c.applies_to(provider),
+            None => transport_tls::provider_wants_tls(provider),
+        };
+        if !wanted {
+            return Ok(None);
+        }
+        Ok(Some(TlsTarget {
+            client: self.tls_client()?.clone(),
+            host: host.into(),
+        }))
     }
 
     /// The options.
@@ -81,6 +125,7 @@ impl DubboInvokerFactory {
             }
         };
         let opts = &*self.options;
+        let tls = self.tls_for(provider, provider.host().unwrap_or_default())?;
         let cfg = ConnConfig::from_url_with(provider, opts);
         let ser = serialization::choose(provider);
         let max = i64::try_from(opts.max_connections.max(1)).unwrap_or(i64::MAX);
@@ -89,14 +134,17 @@ impl DubboInvokerFactory {
             let n = usize::try_from(exclusive.min(max)).unwrap_or(1);
             let permits = self.pool.connect_permits();
             let clients = (0..n)
-                .map(|_| Client::new(addr.clone(), cfg.clone(), ser, permits.clone()))
+                .map(|_| Client::new(addr.clone(), cfg.clone(), ser, permits.clone(), tls.clone()))
                 .collect();
             (clients, Lease::Exclusive)
         } else {
             let share = provider.param_i64("shareconnections", 1).clamp(1, max);
             let share = usize::try_from(share).unwrap_or(1);
-            let clients = self.pool.acquire(&addr, share, &cfg, ser);
-            (clients, Lease::Shared(self.pool.clone()))
+            let key = ConnectionPool::key(&addr, tls.is_some());
+            let clients = self
+                .pool
+                .acquire(&key, &addr, share, &cfg, ser, tls.as_ref());
+            (clients, Lease::Shared(self.pool.clone(), key))
         };
         Ok(Arc::new(DubboInvoker::new(
             provider.clone(),

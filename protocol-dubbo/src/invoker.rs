@@ -49,8 +49,8 @@ thread_local! {
 /// Which connections an invoker holds and how it gives them back.
 #[derive(Debug)]
 pub(crate) enum Lease {
-    /// Shared connections of the address, reference-counted in the pool.
-    Shared(Arc<ConnectionPool>),
+    /// Shared connections, reference-counted in the pool under a key.
+    Shared(Arc<ConnectionPool>, Arc<str>),
     /// Connections of its own (`connections=N`).
     Exclusive,
 }
@@ -301,7 +301,7 @@ impl DubboInvoker {
     fn release(&self) {
         if let Some(lease) = self.lease.lock().take() {
             match lease {
-                Lease::Shared(pool) => pool.release(&self.addr),
+                Lease::Shared(pool, key) => pool.release(&key),
                 Lease::Exclusive => self.clients.iter().for_each(|c| c.close()),
             }
         }

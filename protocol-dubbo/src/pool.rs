@@ -2,7 +2,9 @@
 //!
 //! By default every invoker of one address (one per service exported there) uses the same
 //! `shareconnections` connections (1 by default), reference-counted: the last invoker released
-//! closes them. `connections=N` gives an invoker N connections of its own instead.
+//! closes them. `connections=N` gives an invoker N connections of its own instead. TLS and
+//! plaintext connections to one address are kept apart (a provider that turns TLS on is not
+//! served by the old plaintext connection): TLS entries are keyed `tls:host:port`.
 //!
 //! The pool also holds the permits of background connects (at refer time and reconnects):
 //! a directory that refers 10,000 providers at once opens at most
@@ -17,6 +19,7 @@ use tokio::sync::Semaphore;
 
 use crate::client::Client;
 use crate::config::{ConnConfig, DubboOptions};
+use crate::connection::TlsTarget;
 
 #[derive(Debug)]
 struct Shared {
@@ -63,17 +66,28 @@ impl ConnectionPool {
         self.connects.available_permits()
     }
 
-    /// The shared connection slots of `addr` (created with `count` slots on first use), and one
-    /// more reference to them.
+    /// The key of the shared connections to `addr`: the address, `tls:` in front for TLS.
+    pub(crate) fn key(addr: &Arc<str>, tls: bool) -> Arc<str> {
+        if tls {
+            format!("tls:{addr}").into()
+        } else {
+            addr.clone()
+        }
+    }
+
+    /// The shared connection slots under `key` (created with `count` slots to `addr` on first
+    /// use), and one more reference to them.
     pub(crate) fn acquire(
         &self,
+        key: &Arc<str>,
         addr: &Arc<str>,
         count: usize,
         cfg: &ConnConfig,
         serialization: u8,
+        tls: Option<&TlsTarget>,
     ) -> Vec<Arc<Client>> {
         let mut m = self.shared.lock();
-        let e = m.entry(addr.clone()).or_insert_with(|| Shared {
+        let e = m.entry(key.clone()).or_insert_with(|| Shared {
             clients: (0..count.max(1))
                 .map(|_| {
                     Client::new(
@@ -81,6 +95,7 @@ impl ConnectionPool {
                         cfg.clone(),
                         serialization,
                         self.connects.clone(),
+                        tls.cloned(),
                     )
                 })
                 .collect(),
@@ -90,16 +105,16 @@ impl ConnectionPool {
         e.clients.clone()
     }
 
-    /// Drops one reference; the last one closes the address's shared connections.
-    pub(crate) fn release(&self, addr: &str) {
+    /// Drops one reference to the connections under `key`; the last one closes them.
+    pub(crate) fn release(&self, key: &str) {
         let closed = {
             let mut m = self.shared.lock();
-            match m.get_mut(addr) {
+            match m.get_mut(key) {
                 Some(e) if e.refs > 1 => {
                     e.refs -= 1;
                     None
                 }
-                Some(_) => m.remove(addr),
+                Some(_) => m.remove(key),
                 None => None,
             }
         };
@@ -110,17 +125,17 @@ impl ConnectionPool {
         }
     }
 
-    /// Addresses with shared connections.
+    /// Keys of the shared connections (`host:port`, `tls:host:port`).
     pub fn addresses(&self) -> Vec<String> {
         self.shared.lock().keys().map(|k| k.to_string()).collect()
     }
 
-    /// How many invokers reference the shared connections of `addr`.
+    /// How many invokers reference the shared connections under `addr` (a key).
     pub fn ref_count(&self, addr: &str) -> usize {
         self.shared.lock().get(addr).map_or(0, |e| e.refs)
     }
 
-    /// True when `addr` has a live shared connection.
+    /// True when the shared connections under `addr` (a key) include a live one.
     pub fn is_connected(&self, addr: &str) -> bool {
         self.shared
             .lock()

@@ -63,10 +63,10 @@ fn calls(c: &mut Criterion) {
     let Some(peer) = rt.block_on(common::grpc_peer("bench triple_calls", 0)) else {
         return;
     };
-    let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
-        schema: schema(),
-        service: "tritest.Greeter".into(),
-    }));
+    let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService::new(
+        schema(),
+        "tritest.Greeter",
+    )));
     let url = Url::parse(&format!(
         "tri://{}/tritest.Greeter?interface=tritest.Greeter&timeout=10000",
         peer.addr()

@@ -43,11 +43,42 @@ impl TripleClient {
             .ok_or_else(|| TripleError::InvalidArgument(format!("{url} has no host")))?;
         let port = if url.port() > 0 { url.port() } else { 50051 };
         let conn = Connection::open(&format!("{host}:{port}"), options)?;
-        Ok(TripleClient {
+        Ok(Self::over(conn, url))
+    }
+
+    /// As [`TripleClient::with_options`], over TLS when `tls` applies to `url` (its
+    /// [`TlsMode`](transport_tls::TlsMode) is `Always`, or the URL says `ssl-enabled=true`).
+    /// Errors: a TLS file cannot be used, no host, or called outside a tokio runtime.
+    pub fn with_tls(
+        url: &Url,
+        options: ConnectionOptions,
+        tls: &transport_tls::TlsConfig,
+    ) -> Result<TripleClient, TripleError> {
+        if !tls.applies_to(url) {
+            return Self::with_options(url, options);
+        }
+        let host = url
+            .host()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| TripleError::InvalidArgument(format!("{url} has no host")))?;
+        let port = if url.port() > 0 { url.port() } else { 50051 };
+        let client = transport_tls::TlsClient::new(tls, transport_tls::Alpn::H2)
+            .map_err(|e| TripleError::InvalidArgument(e.to_string()))?;
+        let addr = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        let conn = Connection::open_tls(&addr, host, options, &client)?;
+        Ok(Self::over(conn, url))
+    }
+
+    fn over(conn: Arc<Connection>, url: &Url) -> TripleClient {
+        TripleClient {
             conn,
             base: BaseHeaders::from_url(url),
             max_message: DEFAULT_PAYLOAD,
-        })
+        }
     }
 
     /// The connection (for readiness checks).
@@ -86,7 +117,7 @@ impl TripleClient {
             .encode(&mut buf)
             .map_err(|e| TripleError::Codec(format!("protobuf encode: {e}")))?;
         let uri = Uri::builder()
-            .scheme("http")
+            .scheme(self.conn.scheme())
             .authority(self.conn.addr())
             .path_and_query(path)
             .build()

@@ -8,6 +8,10 @@
 //! pick another provider. Only the very first connect is waited for (bounded by the call
 //! timeout).
 //!
+//! TLS ([`Connection::open_tls`]): the TCP connection is wrapped in TLS offering ALPN `h2`
+//! before the HTTP/2 handshake, and requests go out with `:scheme https`; the peer's
+//! certificate is checked as `transport_tls` says (CA, validity, name).
+//!
 //! Dead peers (a provider that hangs, a host that vanished without a FIN): an HTTP/2 PING must
 //! be acknowledged within [`ConnectionOptions::keepalive_timeout`] or the connection is given
 //! up, marked down (the invoker turns unavailable, so the cluster routes around it) and
@@ -27,12 +31,20 @@ use registry_core::backoff::Backoff;
 use tokio::net::TcpStream;
 use tokio::sync::{watch, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
+use transport_tls::{Alpn, MaybeTlsStream, TlsClient};
 
 use crate::coalesce::{CoalescingIo, FlushGate, InFlight};
 use crate::error::TripleError;
 
 /// The h2 connection type over the coalescing socket wrapper.
-type H2Connection = h2::client::Connection<CoalescingIo<TcpStream>, Bytes>;
+type H2Connection = h2::client::Connection<CoalescingIo<MaybeTlsStream>, Bytes>;
+
+/// TLS for a connection: the client (ALPN `h2`) and the host the certificate must name.
+#[derive(Debug, Clone)]
+pub(crate) struct TlsTarget {
+    pub(crate) client: TlsClient,
+    pub(crate) host: Arc<str>,
+}
 
 /// HTTP/2 settings of a connection.
 #[derive(Debug, Clone)]
@@ -98,6 +110,7 @@ pub(crate) enum State {
 #[derive(Debug)]
 pub struct Connection {
     addr: Arc<str>,
+    tls: bool,
     state: watch::Sender<State>,
     cancel: CancellationToken,
     /// Wakes the keepalive to PING at once (a call timed out).
@@ -114,15 +127,37 @@ impl Connection {
     /// Starts connecting to `addr` (`host:port`) in the background on the current tokio
     /// runtime. Errors: called outside a runtime.
     pub fn open(addr: &str, options: ConnectionOptions) -> Result<Arc<Connection>, TripleError> {
-        Self::open_with_permits(addr, options, None)
+        Self::open_with_permits(addr, options, None, None)
     }
 
-    /// [`Connection::open`], each connect attempt first taking a permit of `permits` (shared by
-    /// the connections of one factory).
+    /// [`Connection::open`] over TLS: the certificate of the peer at `addr` must name `host`
+    /// (or `tls`'s server name). Errors: `tls` was not built for ALPN `h2`, or called outside a
+    /// tokio runtime.
+    pub fn open_tls(
+        addr: &str,
+        host: &str,
+        options: ConnectionOptions,
+        tls: &TlsClient,
+    ) -> Result<Arc<Connection>, TripleError> {
+        if tls.alpn() != Alpn::H2 {
+            return Err(TripleError::InvalidArgument(
+                "a Triple connection needs a TLS client built for ALPN h2".to_owned(),
+            ));
+        }
+        let target = TlsTarget {
+            client: tls.clone(),
+            host: host.into(),
+        };
+        Self::open_with_permits(addr, options, None, Some(target))
+    }
+
+    /// [`Connection::open`] (TLS when `tls` is given), each connect attempt first taking a
+    /// permit of `permits` (shared by the connections of one factory).
     pub(crate) fn open_with_permits(
         addr: &str,
         options: ConnectionOptions,
         permits: Option<Arc<Semaphore>>,
+        tls: Option<TlsTarget>,
     ) -> Result<Arc<Connection>, TripleError> {
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
             TripleError::InvalidArgument("a Triple connection needs a tokio runtime".to_owned())
@@ -130,6 +165,7 @@ impl Connection {
         let (state, _) = watch::channel(State::Connecting);
         let conn = Arc::new(Connection {
             addr: Arc::from(addr),
+            tls: tls.is_some(),
             state,
             cancel: CancellationToken::new(),
             probe: Arc::new(Notify::new()),
@@ -141,6 +177,7 @@ impl Connection {
                 cancel: conn.cancel.clone(),
                 probe: conn.probe.clone(),
                 permits,
+                tls,
             },
             options,
         ));
@@ -150,6 +187,20 @@ impl Connection {
     /// `host:port`.
     pub fn addr(&self) -> &str {
         &self.addr
+    }
+
+    /// True for a TLS connection.
+    pub fn is_tls(&self) -> bool {
+        self.tls
+    }
+
+    /// The `:scheme` of requests: `https` over TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     /// True while connected, or while the first connect is still in progress (calls wait
@@ -248,23 +299,45 @@ impl Connection {
 async fn connect(
     addr: &str,
     options: &ConnectionOptions,
+    tls: Option<&TlsTarget>,
 ) -> Result<(SendRequest<Bytes>, H2Connection, Arc<FlushGate>), String> {
     let fut = async {
         let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
         let _ = tcp.set_nodelay(true);
+        let io = match tls {
+            None => MaybeTlsStream::Plain(tcp),
+            Some(t) => t
+                .client
+                .handshake(tcp, &t.host, addr)
+                .await
+                .map(MaybeTlsStream::from)
+                .map_err(|e| e.to_string())?,
+        };
         let gate = Arc::new(FlushGate::new(options.write_coalescing));
         let (sender, conn) = h2::client::Builder::new()
             .initial_window_size(options.stream_window)
             .initial_connection_window_size(options.connection_window)
             .max_header_list_size(64 * 1024)
-            .handshake::<_, Bytes>(CoalescingIo::new(tcp, gate.clone()))
+            .handshake::<_, Bytes>(CoalescingIo::new(io, gate.clone()))
             .await
-            .map_err(|e| format!("HTTP/2 handshake: {e}"))?;
+            .map_err(|e| h2_failure("HTTP/2 handshake", e, addr, tls))?;
         Ok((sender, conn, gate))
     };
     match tokio::time::timeout(options.connect_timeout, fut).await {
         Ok(r) => r,
         Err(_) => Err(format!("timed out after {:?}", options.connect_timeout)),
+    }
+}
+
+/// An h2 error as a reason; over TLS an I/O error is explained (a refused client certificate
+/// shows only once the server answers, after the TLS handshake).
+fn h2_failure(what: &str, e: h2::Error, addr: &str, tls: Option<&TlsTarget>) -> String {
+    match tls {
+        Some(t) if e.is_io() => match e.into_io() {
+            Some(io) => format!("{what}: {}", t.client.classify(addr, io)),
+            None => format!("{what}: I/O error"),
+        },
+        _ => format!("{what}: {e}"),
     }
 }
 
@@ -275,6 +348,7 @@ struct Shared {
     cancel: CancellationToken,
     probe: Arc<Notify>,
     permits: Option<Arc<Semaphore>>,
+    tls: Option<TlsTarget>,
 }
 
 /// One connect attempt, within the shared connect permits: TCP, the HTTP/2 handshake, and a
@@ -300,16 +374,18 @@ async fn establish(
         ),
         None => None,
     };
-    let (sender, mut conn, gate) = connect(&sh.addr, options).await?;
+    let (sender, mut conn, gate) = connect(&sh.addr, options, sh.tls.as_ref()).await?;
     let mut pings = conn.ping_pong();
     if let Some(p) = pings.as_mut() {
         let answered = tokio::time::timeout(options.connect_timeout, async {
             tokio::select! {
                 r = &mut conn => Err(match r {
                     Ok(()) => "closed by the peer right after the handshake".to_owned(),
-                    Err(e) => format!("HTTP/2 handshake: {e}"),
+                    Err(e) => h2_failure("HTTP/2 handshake", e, &sh.addr, sh.tls.as_ref()),
                 }),
-                r = p.ping(Ping::opaque()) => r.map(|_| ()).map_err(|e| format!("first PING: {e}")),
+                r = p.ping(Ping::opaque()) => r
+                    .map(|_| ())
+                    .map_err(|e| h2_failure("first PING", e, &sh.addr, sh.tls.as_ref())),
             }
         })
         .await;
@@ -398,7 +474,7 @@ async fn run(sh: Shared, options: ConnectionOptions) {
                     _ = cancel.cancelled() => break,
                     r = conn => match r {
                         Ok(()) => "connection closed by the peer".to_owned(),
-                        Err(e) => format!("connection lost: {e}"),
+                        Err(e) => h2_failure("connection lost", e, &addr, sh.tls.as_ref()),
                     },
                     dead = keepalive(pings, &gate, &sh.probe, &options) => dead,
                 };

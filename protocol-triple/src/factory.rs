@@ -1,7 +1,8 @@
 //! [`TripleInvokerFactory`]: refers `tri://` providers, one shared [`Connection`] per
-//! `host:port` (kept while any invoker of that address lives).
+//! `host:port` (kept while any invoker of that address lives; TLS and plaintext connections to
+//! one address are kept apart).
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use invoker::rpc::{InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
 use parking_lot::Mutex;
@@ -9,9 +10,10 @@ use registry_core::Url;
 use rustc_hash::FxHashMap;
 
 use tokio::sync::Semaphore;
+use transport_tls::{Alpn, TlsClient, TlsConfig};
 
 use crate::compression::Encoding;
-use crate::connection::{Connection, ConnectionOptions};
+use crate::connection::{Connection, ConnectionOptions, TlsTarget};
 use crate::invoker::{TripleInvoker, TripleLimits};
 use crate::payload::PayloadMode;
 
@@ -23,6 +25,11 @@ pub const DEFAULT_PORT: i32 = 50051;
 /// Its connections connect at most [`ConnectionOptions::max_concurrent_connects`] at a time
 /// (a directory that refers thousands of providers at once does not open thousands of
 /// connects at once), and what provider URLs may set is clamped by its [`TripleLimits`].
+///
+/// TLS: a provider whose URL says `ssl-enabled=true` (a Java provider with
+/// `ProtocolConfig.sslEnabled`; Java's consumer then calls it with `https`) is called over TLS
+/// with ALPN `h2`, checked against the built-in Mozilla roots unless
+/// [`TripleInvokerFactory::with_tls`] gives a configuration.
 #[derive(Debug)]
 pub struct TripleInvokerFactory {
     mode: PayloadMode,
@@ -31,6 +38,7 @@ pub struct TripleInvokerFactory {
     request_encoding: Encoding,
     pool: Mutex<FxHashMap<String, Weak<Connection>>>,
     permits: Arc<Semaphore>,
+    tls: OnceLock<TlsClient>,
 }
 
 impl Default for TripleInvokerFactory {
@@ -59,7 +67,41 @@ impl TripleInvokerFactory {
             request_encoding: Encoding::Identity,
             pool: Mutex::new(FxHashMap::default()),
             permits,
+            tls: OnceLock::new(),
         }
+    }
+
+    /// Uses `cfg` for TLS connections (see the type's docs): its files are read now.
+    pub fn with_tls(self, cfg: &TlsConfig) -> Result<Self, crate::TripleError> {
+        let client = TlsClient::new(cfg, Alpn::H2)
+            .map_err(|e| crate::TripleError::InvalidArgument(e.to_string()))?;
+        Ok(TripleInvokerFactory {
+            tls: OnceLock::from(client),
+            ..self
+        })
+    }
+
+    /// The TLS of a connection to `provider` at `host`, when it uses TLS.
+    fn tls_for(&self, provider: &Url, host: &str) -> Result<Option<TlsTarget>, crate::TripleError> {
+        let wanted = match self.tls.get() {
+            Some(c) => c.applies_to(provider),
+            None => transport_tls::provider_wants_tls(provider),
+        };
+        if !wanted {
+            return Ok(None);
+        }
+        let client = match self.tls.get() {
+            Some(c) => c,
+            None => {
+                let c = TlsClient::new(&TlsConfig::default(), Alpn::H2)
+                    .map_err(|e| crate::TripleError::InvalidArgument(e.to_string()))?;
+                self.tls.get_or_init(|| c)
+            }
+        };
+        Ok(Some(TlsTarget {
+            client: client.clone(),
+            host: host.into(),
+        }))
     }
 
     /// Clamps what provider URLs may set, and bounds decoding, for every invoker made from now
@@ -81,16 +123,34 @@ impl TripleInvokerFactory {
         self
     }
 
-    /// The shared connection to `addr`, opened when there is none alive.
+    /// The shared plaintext connection to `addr`, opened when there is none alive.
     pub fn connection(&self, addr: &str) -> Result<Arc<Connection>, crate::TripleError> {
+        self.shared_connection(addr, None)
+    }
+
+    /// The shared connection to `addr` (TLS when `tls` is given; keyed `tls:host:port`), opened
+    /// when there is none alive.
+    fn shared_connection(
+        &self,
+        addr: &str,
+        tls: Option<TlsTarget>,
+    ) -> Result<Arc<Connection>, crate::TripleError> {
+        let key = match &tls {
+            Some(_) => format!("tls:{addr}"),
+            None => addr.to_owned(),
+        };
         let mut pool = self.pool.lock();
-        if let Some(c) = pool.get(addr).and_then(Weak::upgrade) {
+        if let Some(c) = pool.get(&key).and_then(Weak::upgrade) {
             return Ok(c);
         }
         pool.retain(|_, w| w.strong_count() > 0);
-        let c =
-            Connection::open_with_permits(addr, self.options.clone(), Some(self.permits.clone()))?;
-        pool.insert(addr.to_owned(), Arc::downgrade(&c));
+        let c = Connection::open_with_permits(
+            addr,
+            self.options.clone(),
+            Some(self.permits.clone()),
+            tls,
+        )?;
+        pool.insert(key, Arc::downgrade(&c));
         Ok(c)
     }
 
@@ -102,7 +162,9 @@ impl TripleInvokerFactory {
                 format!("provider URL {provider} has no host"),
             )
         })?;
-        let conn = self.connection(&addr).map_err(RpcError::from)?;
+        let host = provider.host().unwrap_or_default();
+        let tls = self.tls_for(provider, host).map_err(RpcError::from)?;
+        let conn = self.shared_connection(&addr, tls).map_err(RpcError::from)?;
         Ok(Arc::new(
             TripleInvoker::with_limits(provider.clone(), conn, self.mode.clone(), self.limits)
                 .with_request_encoding(self.request_encoding),

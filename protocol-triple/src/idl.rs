@@ -3,9 +3,17 @@
 //!
 //! - Loading: [`ProtoSchema::load`] takes files; each file's directory is an include path, so
 //!   imports resolve relative to the importing file (well-known types are bundled).
-//! - Service lookup ([`ProtoSchema::method`]): the proto full name, else `java_package` +
-//!   service name, else the only service with an rpc named METHOD. METHOD matches exactly, or
-//!   with the case of its first letter ignored (Java method names vs proto rpc names).
+//! - Service lookup ([`ProtoSchema::method`]): a service of the schema, named by its proto full
+//!   name or by `java_package` + service name, is called on its proto path
+//!   `/{package.Service}/{Rpc}` (what Dubbo's generated stub consumer sends whichever name the
+//!   reference uses); METHOD matches the rpc exactly, or with the case of its first letter
+//!   ignored (Java method names vs proto rpc names).
+//! - Any other SERVICE (a plain Java interface whose methods take and return protobuf
+//!   messages, which Dubbo serves at `/{interface}/{javaMethod}`, or a service the files do not
+//!   describe) is called at `/{SERVICE}/{METHOD}` exactly as named, never on a schema service
+//!   of the same rpc name: its messages are named with [`ProtoSchema::interface_method`]
+//!   (`invoke --proto-messages`), or are those of the only rpc named METHOD in the schema. A
+//!   provider without that service answers `UNIMPLEMENTED` (`METHOD_NOT_FOUND`).
 //! - JSON in: `[msg]`, with `[]` (or no argument) meaning the empty message; every proto3 JSON
 //!   form is accepted (json or proto field names, numbers as strings, enum names or numbers);
 //!   unknown fields and wrong types are errors.
@@ -22,7 +30,8 @@ use std::sync::Arc;
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
 use prost_reflect::{
-    DescriptorPool, DynamicMessage, MethodDescriptor, SerializeOptions, ServiceDescriptor,
+    DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor, SerializeOptions,
+    ServiceDescriptor,
 };
 use serde_json::Value;
 
@@ -34,11 +43,12 @@ pub struct ProtoSchema {
     pool: DescriptorPool,
 }
 
-/// One resolved rpc: its `:path` and message types.
+/// One resolved method: its `:path` and message types.
 #[derive(Debug, Clone)]
 pub struct IdlMethod {
     path: Arc<str>,
-    method: MethodDescriptor,
+    input: MessageDescriptor,
+    output: MessageDescriptor,
 }
 
 impl ProtoSchema {
@@ -96,30 +106,88 @@ impl ProtoSchema {
         &self.pool
     }
 
-    /// Resolves SERVICE and METHOD by the rules in the module docs.
+    /// Resolves SERVICE and METHOD by the rules in the module docs: a service the schema
+    /// defines (by proto full name or `java_package` + name) is called on its proto path; any
+    /// other SERVICE is called at `/{SERVICE}/{METHOD}` exactly as named, with the message
+    /// types of the only rpc named METHOD in the schema.
     pub fn method(&self, service: &str, method: &str) -> Result<IdlMethod, TripleError> {
-        let svc = self.service(service, method)?;
-        let m = find_method(&svc, method).ok_or_else(|| {
-            TripleError::InvalidArgument(format!(
-                "service {} has no rpc {method} (rpcs: {})",
-                svc.full_name(),
-                svc.methods()
-                    .map(|m| m.name().to_owned())
+        if let Some(svc) = self.defined_service(service) {
+            let m = find_method(&svc, method).ok_or_else(|| {
+                TripleError::InvalidArgument(format!(
+                    "service {} has no rpc {method} (rpcs: {})",
+                    svc.full_name(),
+                    svc.methods()
+                        .map(|m| m.name().to_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?;
+            return Ok(IdlMethod {
+                path: Arc::from(format!("/{}/{}", svc.full_name(), m.name())),
+                input: m.input(),
+                output: m.output(),
+            });
+        }
+        let with: Vec<MethodDescriptor> = self
+            .pool
+            .services()
+            .filter_map(|s| find_method(&s, method))
+            .collect();
+        match with.as_slice() {
+            [m] => Ok(IdlMethod {
+                path: interface_path(service, method)?,
+                input: m.input(),
+                output: m.output(),
+            }),
+            [] => Err(TripleError::InvalidArgument(format!(
+                "{service} is not a service of the .proto files (services: {}) and no rpc is \
+                 named {method}: name its request and response messages",
+                self.pool
+                    .services()
+                    .map(|s| s.full_name().to_owned())
                     .collect::<Vec<_>>()
                     .join(", ")
-            ))
-        })?;
+            ))),
+            several => Err(TripleError::InvalidArgument(format!(
+                "{service} is not a service of the .proto files and several rpcs are named \
+                 {method} ({}): name its request and response messages",
+                several
+                    .iter()
+                    .map(|m| m.full_name().to_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// METHOD of a service the schema need not define (a plain Java interface whose methods
+    /// take and return protobuf messages): called at `/{service}/{method}` exactly as named,
+    /// the request a `request` message, the response a `response` message (full names).
+    pub fn interface_method(
+        &self,
+        service: &str,
+        method: &str,
+        request: &str,
+        response: &str,
+    ) -> Result<IdlMethod, TripleError> {
+        let message = |name: &str| {
+            self.pool.get_message_by_name(name).ok_or_else(|| {
+                TripleError::InvalidArgument(format!("no message {name} in the .proto files"))
+            })
+        };
         Ok(IdlMethod {
-            path: Arc::from(format!("/{}/{}", svc.full_name(), m.name())),
-            method: m,
+            path: interface_path(service, method)?,
+            input: message(request)?,
+            output: message(response)?,
         })
     }
 
-    fn service(&self, service: &str, method: &str) -> Result<ServiceDescriptor, TripleError> {
+    /// The schema's service SERVICE names: its proto full name, else `java_package` + name.
+    fn defined_service(&self, service: &str) -> Option<ServiceDescriptor> {
         if let Some(s) = self.pool.get_service_by_name(service) {
-            return Ok(s);
+            return Some(s);
         }
-        if let Some(s) = self.pool.services().find(|s| {
+        self.pool.services().find(|s| {
             let jp = s
                 .parent_file()
                 .file_descriptor_proto()
@@ -132,36 +200,19 @@ impl ProtoSchema {
                     && service[p.len()..].starts_with('.')
                     && service.ends_with(s.name())
             })
-        }) {
-            return Ok(s);
-        }
-        let with: Vec<ServiceDescriptor> = self
-            .pool
-            .services()
-            .filter(|s| find_method(s, method).is_some())
-            .collect();
-        match with.len() {
-            1 => Ok(with
-                .into_iter()
-                .next()
-                .ok_or_else(|| TripleError::InvalidArgument(format!("no service {service}")))?),
-            0 => Err(TripleError::InvalidArgument(format!(
-                "no service {service} in the .proto files (services: {})",
-                self.pool
-                    .services()
-                    .map(|s| s.full_name().to_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-            _ => Err(TripleError::InvalidArgument(format!(
-                "no service {service}, and several services have an rpc {method}: {}",
-                with.iter()
-                    .map(|s| s.full_name().to_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-        }
+        })
     }
+}
+
+/// `/{service}/{method}`, both as named (no empty part, no `/` inside).
+fn interface_path(service: &str, method: &str) -> Result<Arc<str>, TripleError> {
+    let service = service.trim_matches('/');
+    if service.is_empty() || method.is_empty() || method.contains('/') {
+        return Err(TripleError::InvalidArgument(format!(
+            "cannot call {service:?} method {method:?}: both must be non-empty names"
+        )));
+    }
+    Ok(Arc::from(format!("/{service}/{method}")))
 }
 
 fn find_method(svc: &ServiceDescriptor, method: &str) -> Option<MethodDescriptor> {
@@ -180,20 +231,26 @@ fn first_letter_case_insensitive_eq(a: &str, b: &str) -> bool {
 }
 
 impl IdlMethod {
-    /// `/{package.Service}/{Method}`.
+    /// The `:path`: `/{package.Service}/{Rpc}` for a service of the schema,
+    /// `/{SERVICE}/{METHOD}` as named otherwise.
     pub fn path(&self) -> &str {
         &self.path
     }
 
-    /// The rpc descriptor.
-    pub fn descriptor(&self) -> &MethodDescriptor {
-        &self.method
+    /// The request message type.
+    pub fn input(&self) -> &MessageDescriptor {
+        &self.input
+    }
+
+    /// The response message type.
+    pub fn output(&self) -> &MessageDescriptor {
+        &self.output
     }
 
     /// Encodes the request from the invocation arguments (`[]` or `[msg]`), framing prefix
     /// space included: the returned buffer starts with 5 bytes for the caller to fill.
     pub fn encode_args(&self, args: &[Value]) -> Result<BytesMut, TripleError> {
-        let input = self.method.input();
+        let input = self.input.clone();
         let msg = match args {
             [] => DynamicMessage::new(input),
             [v] => DynamicMessage::deserialize(input.clone(), v).map_err(|e| {
@@ -225,7 +282,7 @@ impl IdlMethod {
     /// An upper estimate of the memory decoding `data` as this rpc's response and printing it
     /// as JSON takes (at most `limit + 1`: the estimate stops there).
     pub fn result_memory(&self, data: &[u8], limit: usize) -> usize {
-        crate::idl_cost::json_cost(&self.method.output(), data, limit)
+        crate::idl_cost::json_cost(&self.output, data, limit)
     }
 
     /// Decodes a response message into proto3 JSON, refusing one whose decoded form and JSON
@@ -235,7 +292,7 @@ impl IdlMethod {
         data: Option<Bytes>,
         limits: hessian2::Limits,
     ) -> Result<Value, TripleError> {
-        let output = self.method.output();
+        let output = self.output.clone();
         if let Some(d) = &data {
             let budget = limits.memory_budget(d.len());
             if self.result_memory(d, budget) > budget {

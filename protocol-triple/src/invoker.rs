@@ -160,12 +160,12 @@ impl TripleInvoker {
         let (path, idl) = match &self.mode {
             PayloadMode::Wrapper => (format!("/{}/{}", self.path, method), None),
             PayloadMode::Idl(svc) => {
-                let m = svc.schema.method(&svc.service, method)?;
+                let m = svc.resolve(method)?;
                 (m.path().to_owned(), Some(m))
             }
         };
         let uri = Uri::builder()
-            .scheme("http")
+            .scheme(self.conn.scheme())
             .authority(self.conn.addr())
             .path_and_query(path.as_str())
             .build()

@@ -21,7 +21,9 @@
 //! - Payloads ([`PayloadMode`]): wrapper mode (Hessian2 in `TripleRequestWrapper`, exactly as
 //!   Java 3.3 writes it, [`wrapper`]) or IDL mode (protobuf: run-time schemas from `.proto`
 //!   files with proto3 JSON in and out, [`idl`]; or typed `prost` messages with
-//!   [`TripleClient`]).
+//!   [`TripleClient`]). An IDL service the files define is called on its proto path
+//!   `/{package.Service}/{Rpc}` whichever of its names is used; any other name (a plain Java
+//!   interface taking protobuf messages, [`IdlService::with_messages`]) at `/{name}/{method}`.
 //! - Limits: messages above the URL's `payload` (default 8 MiB, and a URL may not raise it past
 //!   [`TripleLimits::max_payload`]) are refused both ways with a clear error, the response
 //!   before it is buffered; wrapper-mode results decode within [`TripleLimits::hessian`]; an

@@ -20,10 +20,10 @@ use serde_json::{json, Value};
 
 fn factory() -> TripleInvokerFactory {
     let schema = ProtoSchema::load(&[common::proto_dir().join("test.proto")]).unwrap();
-    TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
-        schema: Arc::new(schema),
-        service: "tritest.Greeter".to_owned(),
-    }))
+    TripleInvokerFactory::new(PayloadMode::Idl(IdlService::new(
+        Arc::new(schema),
+        "tritest.Greeter",
+    )))
 }
 
 fn invoker(f: &TripleInvokerFactory, addr: &str) -> Arc<TripleInvoker> {

@@ -39,10 +39,9 @@ fn tri_provider(port: u16, extra: &str) -> Url {
 
 fn idl_factory() -> Arc<dyn InvokerFactory> {
     let schema = Arc::new(ProtoSchema::load(&[common::proto_dir().join("test.proto")]).unwrap());
-    Arc::new(TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
-        schema,
-        service: IFACE.into(),
-    })))
+    Arc::new(TripleInvokerFactory::new(PayloadMode::Idl(
+        IdlService::new(schema, IFACE),
+    )))
 }
 
 async fn consumer(

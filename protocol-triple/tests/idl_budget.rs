@@ -37,7 +37,7 @@ fn repeat(unit: &[u8], n: usize) -> Vec<u8> {
 fn estimates_cover_what_decoding_takes_and_expansion_is_refused() {
     let schema = ProtoSchema::load(&[common::proto_dir().join("test.proto")]).unwrap();
     let m = schema.method("tritest.Greeter", "Echo").unwrap();
-    let desc = m.descriptor().output();
+    let desc = m.output().clone();
     let from_json = |j: serde_json::Value| {
         DynamicMessage::deserialize(desc.clone(), j)
             .unwrap()

@@ -21,10 +21,7 @@ fn schema() -> Arc<ProtoSchema> {
 }
 
 fn factory(service: &str) -> TripleInvokerFactory {
-    TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
-        schema: schema(),
-        service: service.to_owned(),
-    }))
+    TripleInvokerFactory::new(PayloadMode::Idl(IdlService::new(schema(), service)))
 }
 
 fn invoker(f: &TripleInvokerFactory, addr: &str, query: &str) -> Arc<TripleInvoker> {
@@ -44,11 +41,8 @@ async fn say_hello_and_service_lookup_rules() {
     let Some(peer) = common::grpc_peer("say_hello_and_service_lookup_rules", 0).await else {
         return;
     };
-    for service in [
-        "tritest.Greeter",
-        "org.apache.dubbo.tritest.Greeter",
-        "anything.Else",
-    ] {
+    // The proto full name and the java_package name both reach the proto path.
+    for service in ["tritest.Greeter", "org.apache.dubbo.tritest.Greeter"] {
         let f = factory(service);
         let inv = invoker(&f, &peer.addr(), "");
         // Exact rpc name, and the Java-style lower-case first letter.
@@ -62,11 +56,45 @@ async fn say_hello_and_service_lookup_rules() {
     let inv = invoker(&f, &peer.addr(), "");
     let v = inv.call(&Invocation::new("SayHello")).await.unwrap();
     assert_eq!(v, json!({"message": "Hello "}));
-    // The "only service with the rpc" rule finds Other.Ping.
+    // A service the schema does not define is called as named (with the messages of the only
+    // rpc named Ping), never on Other.Ping: the peer has no such service.
     let f = factory("no.Such");
     let inv = invoker(&f, &peer.addr(), "");
-    let v = inv.call(&call("Ping", json!({"name": "x"}))).await.unwrap();
-    assert_eq!(v, json!({"message": "pong x"}));
+    let e = inv
+        .call(&call("Ping", json!({"name": "x"})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            TripleError::Status {
+                code: Code::Unimplemented,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        invoker::rpc::RpcError::from(e).code,
+        invoker::rpc::RpcErrorCode::MethodNotFound
+    );
+    // Same rpc name under another package: still never the schema's Greeter.
+    let f = factory("other.pkg.Greeter");
+    let inv = invoker(&f, &peer.addr(), "");
+    let e = inv
+        .call(&call("SayHello", json!({"name": "x"})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            TripleError::Status {
+                code: Code::Unimplemented,
+                ..
+            }
+        ),
+        "{e}"
+    );
     // An unknown rpc is a clear argument error.
     let e = inv.call(&call("Nope", json!({}))).await.unwrap_err();
     assert!(matches!(e, TripleError::InvalidArgument(_)), "{e}");

@@ -20,10 +20,7 @@ async fn version_and_group_headers_route_exactly() {
         return;
     };
     let schema = Arc::new(ProtoSchema::load(&[common::proto_dir().join("test.proto")]).unwrap());
-    let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
-        schema,
-        service: "tritest.Greeter".into(),
-    }));
+    let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService::new(schema, "tritest.Greeter")));
     let hello = Invocation::new("sayHello").with_arguments(vec![], vec![json!({"name": "n"})]);
     for (query, want) in [
         ("", Some("default")),

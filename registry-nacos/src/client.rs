@@ -64,6 +64,8 @@ pub struct BeatOutcome {
 #[derive(Debug)]
 pub struct NacosClient {
     http: reqwest::Client,
+    /// `https` with `tls.enable=true`, else `http`.
+    scheme: &'static str,
     servers: Vec<String>,
     current: AtomicUsize,
     namespace: String,
@@ -76,15 +78,27 @@ pub struct NacosClient {
 impl NacosClient {
     /// A client for the servers, namespace, group and credentials of `cfg`.
     pub fn new(cfg: &NacosConfig) -> Result<Self, NacosError> {
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .timeout(cfg.request_timeout)
             .connect_timeout(cfg.request_timeout.min(Duration::from_secs(2)))
             .no_proxy()
-            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_idle_timeout(Duration::from_secs(30));
+        let scheme = match &cfg.http_tls {
+            Some(t) => {
+                // The one rustls configuration of transport_tls (CA, client certificate).
+                let tls = transport_tls::TlsClient::new(t, transport_tls::Alpn::None)
+                    .map_err(|e| NacosError::InvalidConfig(e.to_string()))?;
+                builder = builder.tls_backend_preconfigured((**tls.rustls_config()).clone());
+                "https"
+            }
+            None => "http",
+        };
+        let http = builder
             .build()
             .map_err(|e| NacosError::InvalidConfig(format!("cannot build HTTP client: {e}")))?;
         Ok(NacosClient {
             http,
+            scheme,
             servers: cfg.servers.clone(),
             current: AtomicUsize::new(0),
             namespace: cfg.namespace.clone(),
@@ -345,7 +359,7 @@ impl NacosClient {
         for attempt in 0..2 {
             let mut req = self
                 .http
-                .request(method.clone(), format!("http://{server}{path}"))
+                .request(method.clone(), format!("{}://{server}{path}", self.scheme))
                 .query(query);
             if let Some(f) = form {
                 req = req.form(f);
@@ -463,7 +477,7 @@ impl NacosClient {
             self.requests.fetch_add(1, Ordering::Relaxed);
             let resp = self
                 .http
-                .post(format!("http://{server}{path}"))
+                .post(format!("{}://{server}{path}", self.scheme))
                 .query(&[("username", creds.username.as_str())])
                 .form(&form)
                 .send()

@@ -19,6 +19,8 @@
 //! | `nacos.grpc-port-offset` | 1000 | gRPC port = server port + this |
 //! | `nacos.query-interval` | off | gRPC only: also query every subscribed service this often (ms), for changes sooner than the server's ~500 ms push merge |
 //! | `application` | `dubbo-registry` | the `AppName` label of the gRPC connection |
+//! | `nacos.remote.client.rpc.tls.enable` | false | gRPC over TLS (ALPN h2); with `.trustCollectionChainPath`, `.mutualAuth` + `.certChainFile` + `.certPrivateKey`, `.serverName`, `.trustAll` (see `transport_tls::keys`) |
+//! | `tls.enable` | false | the HTTP open API over `https` (login, v1 transport); `tls.client.trustCertPath`, `tls.client.certPath`, `tls.client.keyPath` |
 
 use std::fmt;
 use std::sync::Arc;
@@ -124,6 +126,10 @@ pub struct NacosConfig {
     pub query_interval: Option<Duration>,
     /// The `AppName` label of gRPC connections.
     pub app_name: String,
+    /// TLS of the gRPC connections (`nacos.remote.client.rpc.tls.*`), `None` for h2c.
+    pub grpc_tls: Option<transport_tls::TlsConfig>,
+    /// TLS of the HTTP open API (`tls.enable`), `None` for plain HTTP.
+    pub http_tls: Option<transport_tls::TlsConfig>,
 }
 
 fn millis(url: &Url, key: &str, default: Duration) -> Result<Duration, NacosError> {
@@ -234,6 +240,10 @@ impl NacosConfig {
                 .filter(|v| !v.is_empty())
                 .unwrap_or("dubbo-registry")
                 .to_owned(),
+            grpc_tls: transport_tls::keys::from_nacos(url)
+                .map_err(|e| NacosError::InvalidConfig(e.to_string()))?,
+            http_tls: transport_tls::keys::from_nacos_http(url)
+                .map_err(|e| NacosError::InvalidConfig(e.to_string()))?,
         })
     }
 }

@@ -1,6 +1,10 @@
 //! What a `zookeeper://` registry URL says: ensemble, root, timeouts, credentials, options.
 //!
 //! `zookeeper://[user:pass@]host:port[?backup=h2:p2,h3:p3&group=dubbo&timeout=30000&session=60000]`
+//!
+//! TLS to the ensemble's `secureClientPort` takes the ZooKeeper client's own names
+//! (`zookeeper.client.secure=true`, `zookeeper.ssl.trustStore.location`, ...; see
+//! `transport_tls::keys::from_zookeeper`).
 
 use std::fmt;
 use std::time::Duration;
@@ -38,6 +42,8 @@ pub struct ZkConfig {
     /// category directories as persistent nodes. `false` subscribes without writing anything
     /// (a persistent watch needs no node; a missing path lists as empty).
     pub create_paths: bool,
+    /// TLS to every member (`zookeeper.client.secure=true`), `None` for plaintext.
+    pub tls: Option<transport_tls::TlsConfig>,
 }
 
 impl ZkConfig {
@@ -78,6 +84,8 @@ impl ZkConfig {
             check: url.param_bool("check", true),
             empty_protection: url.param_bool("enable-empty-protection", false),
             create_paths: url.param_bool("subscribe.create-paths", true),
+            tls: transport_tls::keys::from_zookeeper(url)
+                .map_err(|e| ZkError::InvalidUrl(e.to_string()))?,
         })
     }
 
@@ -98,6 +106,7 @@ impl fmt::Debug for ZkConfig {
             .field("check", &self.check)
             .field("empty_protection", &self.empty_protection)
             .field("create_paths", &self.create_paths)
+            .field("tls", &self.tls)
             .finish()
     }
 }

@@ -34,6 +34,16 @@ pub enum ZkError {
         /// The client error.
         source: zookeeper_client::Error,
     },
+    /// TLS to the ensemble cannot be set up (a file, the server's certificate, a refusal).
+    #[error("zookeeper {address}: {reason}")]
+    Tls {
+        /// The connect string (host:port list, no credentials).
+        address: String,
+        /// What went wrong (the TLS error's message: peer, file, name; never key material).
+        reason: String,
+        /// True when a new attempt may succeed without changing the configuration.
+        retryable: bool,
+    },
     /// The backend has been destroyed.
     #[error("zookeeper registry destroyed")]
     Destroyed,
@@ -64,6 +74,7 @@ impl ZkError {
                     | E::SessionMoved
                     | E::NotReadOnly
             ),
+            ZkError::Tls { retryable, .. } => *retryable,
             ZkError::InvalidUrl(_) | ZkError::Destroyed => false,
         }
     }

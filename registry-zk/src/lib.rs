@@ -33,6 +33,12 @@
 //!   when the server says it is gone.
 //! - Large first lists (10k–50k providers, 7–37 MB) are read with one plain `getChildren` and
 //!   converted on all cores ([`children::convert_many`]).
+//! - **TLS** to the ensemble's `secureClientPort` with the ZooKeeper client's own names on the
+//!   URL (`zookeeper.client.secure=true`, `zookeeper.ssl.trustStore.location` = CA PEM,
+//!   `zookeeper.ssl.keyStore.location` = one PEM file with our key and chain for mutual TLS);
+//!   the server's certificate must name the host of the address. A session that cannot be
+//!   opened over TLS is explained by one handshake of our own ([`ZkError::Tls`]: unknown CA,
+//!   expired, wrong name, client certificate refused).
 //!
 //! ```no_run
 //! use registry_core::{Registry, Url};
@@ -61,6 +67,7 @@ pub mod paths;
 mod registry;
 mod session;
 pub mod testing;
+mod tls_probe;
 mod watch;
 
 pub use backend::ZkBackend;

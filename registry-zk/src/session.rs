@@ -68,7 +68,7 @@ impl Shared {
     }
 }
 
-/// Opens a session (bounded by the connect timeout).
+/// Opens a session (bounded by the connect timeout); over TLS when the URL says so.
 pub(crate) async fn open_session(cfg: &ZkConfig) -> Result<Client> {
     let mut c = Client::connector().with_session_timeout(cfg.session_timeout);
     if let Some(d) = cfg.digest() {
@@ -78,14 +78,61 @@ pub(crate) async fn open_session(cfg: &ZkConfig) -> Result<Client> {
         address: cfg.connect_string.clone(),
         timeout_ms: cfg.connect_timeout.as_millis() as u64,
     };
-    match tokio::time::timeout(cfg.connect_timeout, c.connect(&cfg.connect_string)).await {
-        Ok(Ok(client)) => Ok(client),
+    let tls_options = match &cfg.tls {
+        Some(tls) => Some(tls_options(cfg, tls)?),
+        None => None,
+    };
+    let connect = async {
+        match tls_options {
+            None => c.connect(&cfg.connect_string).await,
+            Some(options) => {
+                c = c.with_tls(options);
+                c.secure_connect(&cfg.connect_string).await
+            }
+        }
+    };
+    let failed = match tokio::time::timeout(cfg.connect_timeout, connect).await {
+        Ok(Ok(client)) => return Ok(client),
         Ok(Err(e)) => {
             tracing::debug!(error = %e, "zookeeper connect failed");
-            Err(not_connected())
+            not_connected()
         }
-        Err(_) => Err(not_connected()),
+        Err(_) => not_connected(),
+    };
+    // The client only says it could not connect; over TLS, a handshake of our own says why.
+    if let Some(tls) = &cfg.tls {
+        if let Some(e) = crate::tls_probe::explain(cfg, tls).await {
+            return Err(e);
+        }
     }
+    Err(failed)
+}
+
+/// The ZooKeeper client's TLS options from the URL's settings (the PEM files read through
+/// `transport_tls`, so a bad file gives the same error as on any other connection).
+fn tls_options(
+    cfg: &ZkConfig,
+    tls: &transport_tls::TlsConfig,
+) -> Result<zookeeper_client::TlsOptions> {
+    let failed = |reason: String| ZkError::Tls {
+        address: cfg.connect_string.clone(),
+        reason,
+        retryable: false,
+    };
+    // The ZooKeeper client builds its rustls configuration with the process's default
+    // crypto provider.
+    transport_tls::install_default_provider();
+    let pem = transport_tls::pem_texts(tls, "zookeeper.ssl.trustStore.location")
+        .map_err(|e| failed(e.to_string()))?;
+    let mut options = zookeeper_client::TlsOptions::new()
+        .with_pem_ca(&pem.ca)
+        .map_err(|e| failed(format!("TLS configuration: CA file: {e}")))?;
+    if let Some((chain, key)) = &pem.identity {
+        options = options
+            .with_pem_identity(chain, key)
+            .map_err(|e| failed(format!("TLS configuration: client certificate: {e}")))?;
+    }
+    Ok(options)
 }
 
 /// Creates (or replaces) one registration znode with the current client.

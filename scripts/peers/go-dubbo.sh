@@ -5,6 +5,8 @@
 #   bash scripts/peers/go-dubbo.sh install          # go build into $DIR/go-dubbo-peer (idempotent:
 #                                                   # skipped when the sources' checksum is unchanged)
 #   bash scripts/peers/go-dubbo.sh provider ARGS    # run in the foreground; prints "READY <json>"
+#   bash scripts/peers/go-dubbo.sh consumer ARGS    # call a provider (--url dubbo://H:P|tri://H:P, --repeat,
+#                                                   # --concurrency, --warmup); one JSON line
 #
 # $DIR = $DUBBO_TEST_PEERS_DIR/go-dubbo (default <repo>/.peers/go-dubbo). The first build takes
 # 2-5 minutes on 2 cores; Go's build cache (GOCACHE) keeps later ones short.
@@ -49,5 +51,10 @@ case "${1:-}" in
         [[ -x $DIR/go-dubbo-peer ]] || { echo "go-dubbo: not installed (run $0 install)" >&2; exit 1; }
         exec "$DIR/go-dubbo-peer" "$@"
         ;;
-    *) echo "usage: $0 install|provider [ARGS]" >&2; exit 2 ;;
+    consumer)
+        shift
+        [[ -x $DIR/go-dubbo-peer ]] || { echo "go-dubbo: not installed (run $0 install)" >&2; exit 1; }
+        exec "$DIR/go-dubbo-peer" consumer "$@"
+        ;;
+    *) echo "usage: $0 install|provider|consumer [ARGS]" >&2; exit 2 ;;
 esac

@@ -7,6 +7,7 @@
 //! failure. The same holds for the real Dubbo peers [`peers`] starts (Java Dubbo 3.3, dubbo-go,
 //! the Java nacos-client), installed by `scripts/peers/*.sh`.
 
+pub mod certs;
 pub mod contract;
 pub mod dubbo2_peers;
 pub mod fake_nacos_grpc;
@@ -18,6 +19,7 @@ pub mod peers;
 pub mod proxy;
 pub mod recording;
 pub mod stalled;
+pub mod tls_front;
 pub mod triple_peers;
 
 use std::collections::BTreeSet;

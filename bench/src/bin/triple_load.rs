@@ -78,10 +78,10 @@ impl LoadClient {
                 let proto = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                     .join("tests/fixtures/proto/test.proto");
                 let schema = ProtoSchema::load(&[proto]).map_err(|e| e.to_string())?;
-                let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService {
-                    schema: Arc::new(schema),
-                    service: "tritest.Greeter".into(),
-                }));
+                let f = TripleInvokerFactory::new(PayloadMode::Idl(IdlService::new(
+                    Arc::new(schema),
+                    "tritest.Greeter",
+                )));
                 let inv = f.refer_triple(&url).map_err(|e| e.to_string())?;
                 let hello = Invocation::new("SayHello")
                     .with_arguments(vec![], vec![json!({"name": "bench"})]);

@@ -95,6 +95,9 @@ pub struct Args {
     /// Calls in flight during --repeat.
     #[arg(long, default_value_t = 1)]
     concurrency: u64,
+    /// With --repeat: calls made (same concurrency) before measuring.
+    #[arg(long, default_value_t = 0)]
+    warmup: u64,
     /// Seconds to wait for the registry and its first provider list.
     #[arg(long, default_value_t = 10)]
     registry_timeout: u64,
@@ -104,6 +107,9 @@ pub struct Args {
     /// Limits on what providers may send.
     #[command(flatten)]
     limits: LimitArgs,
+    /// TLS to providers.
+    #[command(flatten)]
+    tls: super::tls_args::TlsArgs,
 }
 
 /// Limits on what providers may send (both protocols).
@@ -137,17 +143,19 @@ impl LimitArgs {
 }
 
 /// The protocols `invoke` can call: the front door's table ([`dubbo_consumer::Protocols`])
-/// with the limits on what providers may send, and `tri` per `--proto` (IDL mode, else
-/// wrapper mode) with the Triple options.
+/// with the limits on what providers may send and the `--tls` settings, and `tri` per
+/// `--proto` (IDL mode, else wrapper mode) with the Triple options.
 pub fn protocols(a: &Args) -> anyhow::Result<Protocols> {
+    let tls = a.tls.config();
     let dubbo = protocol_dubbo::DubboInvokerFactory::with_options(protocol_dubbo::DubboOptions {
         max_payload: a.limits.max_payload,
         hessian: a.limits.hessian(),
         ..protocol_dubbo::DubboOptions::default()
-    });
+    })
+    .with_tls(&tls)?;
     Ok(Protocols::new().with("dubbo", Arc::new(dubbo)).with(
         "tri",
-        super::invoke_triple::factory(&a.triple, &a.service, &a.limits)?,
+        super::invoke_triple::factory(&a.triple, &a.service, &a.limits, &tls)?,
     ))
 }
 
@@ -368,7 +376,18 @@ struct LoadStats {
     p50_us: f64,
     p99_us: f64,
     max_us: f64,
+    /// This process's CPU time (user + system) per measured call.
+    cpu_us_per_call: f64,
     first_error: Option<String>,
+}
+
+/// CPU time (user + system) this process has used so far, in microseconds.
+fn process_cpu_us() -> f64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    getrusage(UsageWho::RUSAGE_SELF).map_or(0.0, |u| {
+        let us = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1e6 + t.tv_usec() as f64;
+        us(u.user_time()) + us(u.system_time())
+    })
 }
 
 async fn load(
@@ -379,6 +398,7 @@ async fn load(
 ) -> LoadStats {
     use std::sync::atomic::{AtomicU64, Ordering};
     let next = Arc::new(AtomicU64::new(0));
+    let cpu_start = process_cpu_us();
     let start = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency.max(1) {
@@ -411,6 +431,7 @@ async fn load(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    let cpu_us = process_cpu_us() - cpu_start;
     all.sort_unstable();
     let pct = |p: f64| -> f64 {
         if all.is_empty() {
@@ -428,6 +449,7 @@ async fn load(
         p50_us: pct(0.50),
         p99_us: pct(0.99),
         max_us: all.last().map_or(0.0, |v| *v as f64 / 1e3),
+        cpu_us_per_call: cpu_us / (all.len().max(1) as f64),
         first_error,
     }
 }
@@ -452,7 +474,11 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
             let opened = Arc::new(opened);
             // One call first: connects, and warms both sides up.
             let _ = opened.call(&inv).await;
-            let stats = load(opened.clone(), Arc::new(inv), a.repeat, a.concurrency).await;
+            let inv = Arc::new(inv);
+            if a.warmup > 0 {
+                load(opened.clone(), inv.clone(), a.warmup, a.concurrency).await;
+            }
+            let stats = load(opened.clone(), inv, a.repeat, a.concurrency).await;
             if let Ok(o) = Arc::try_unwrap(opened) {
                 o.close().await;
             }
@@ -460,8 +486,8 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
                 println!("{}", serde_json::to_string(&stats)?);
             } else {
                 println!(
-                    "{} calls ({} errors), {} in flight: {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
-                    stats.calls, stats.errors, stats.concurrency, stats.calls_per_sec, stats.p50_us, stats.p99_us, stats.max_us
+                    "{} calls ({} errors), {} in flight: {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs, CPU {:.1} µs/call",
+                    stats.calls, stats.errors, stats.concurrency, stats.calls_per_sec, stats.p50_us, stats.p99_us, stats.max_us, stats.cpu_us_per_call
                 );
                 if let Some(e) = &stats.first_error {
                     eprintln!("first error: {e}");
@@ -547,5 +573,23 @@ fn describe(e: &RpcError) -> &'static str {
         RpcErrorCode::Network => "network error calling",
         RpcErrorCode::Serialization => "serialization error calling",
         _ => "failed to call",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// ARGS_JSON numbers parse to the nearest double (serde_json's `float_roundtrip`; without
+    /// it these two come out one ulp off: `399.96` and a double above `Float.MAX_VALUE`).
+    #[test]
+    fn args_json_numbers_parse_to_the_nearest_double() {
+        for text in ["399.96000000000004", "3.4028234663852886e38", "4.9e-324"] {
+            let v: serde_json::Value = serde_json::from_str(&format!("[{text}]")).unwrap();
+            let want: f64 = text.parse().unwrap();
+            assert_eq!(
+                v[0].as_f64().map(f64::to_bits),
+                Some(want.to_bits()),
+                "{text}"
+            );
+        }
     }
 }

@@ -2,11 +2,14 @@
 //! mode (plain Java interfaces, Hessian2 in `TripleRequestWrapper`).
 //!
 //! - IDL mode: the `.proto` files (repeatable; imports resolve relative to each file) are
-//!   compiled without protoc; SERVICE is the proto full name, else `java_package` + service
-//!   name, else the only service with an rpc named METHOD; METHOD matches exactly or with its
-//!   first letter's case ignored. ARGS_JSON is `[msg]` in proto3 JSON (omitted or `[]` = the
-//!   empty message); the result prints as proto3 JSON (json names, 64-bit integers as strings,
-//!   enums by name, bytes as padded base64).
+//!   compiled without protoc. A SERVICE the files define (proto full name, or `java_package` +
+//!   service name) is called on its proto path `/{package.Service}/{Rpc}`, as Dubbo's stub
+//!   consumer does; METHOD matches the rpc exactly or with its first letter's case ignored.
+//!   Any other SERVICE is called at `/{SERVICE}/{METHOD}` exactly as named: a plain Java
+//!   interface whose methods take protobuf messages (`--proto-messages REQ,RESP` names them;
+//!   without it, those of the only rpc named METHOD). ARGS_JSON is `[msg]` in proto3 JSON
+//!   (omitted or `[]` = the empty message); the result prints as proto3 JSON (json names,
+//!   64-bit integers as strings, enums by name, bytes as padded base64).
 //! - Wrapper mode: `--types` (or the inferred types) become `argTypes` in Java's
 //!   `Class.getName()` form.
 //! - Headers: `grpc-timeout` from `--timeout`, `tri-service-version`/`tri-service-group` only
@@ -37,6 +40,16 @@ pub struct TripleArgs {
     /// wrapper mode (Hessian2 arguments typed by --types).
     #[arg(long = "proto", value_name = "FILE")]
     pub proto: Vec<PathBuf>,
+    /// With --proto, for a SERVICE the .proto files do not define (a plain Java interface
+    /// whose methods take and return protobuf messages): the request and response message
+    /// full names, e.g. `pkg.GreetRequest,pkg.GreetReply`; the call goes to
+    /// /SERVICE/METHOD as named.
+    #[arg(
+        long = "proto-messages",
+        value_name = "REQUEST,RESPONSE",
+        requires = "proto"
+    )]
+    pub proto_messages: Option<String>,
     /// Compress tri:// requests: gzip, deflate or identity (the default; Java's
     /// `dubbo.rpc.tri.compressor`).
     #[arg(long = "tri-compressor", value_name = "ENCODING")]
@@ -53,14 +66,26 @@ pub fn factory(
     t: &TripleArgs,
     service: &str,
     limits: &super::invoke::LimitArgs,
+    tls: &transport_tls::TlsConfig,
 ) -> anyhow::Result<Arc<dyn InvokerFactory>> {
     let mode = if t.proto.is_empty() {
         PayloadMode::Wrapper
     } else {
         let schema = ProtoSchema::load(&t.proto).context("--proto")?;
-        PayloadMode::Idl(IdlService {
-            schema: Arc::new(schema),
-            service: service.to_owned(),
+        let idl = IdlService::new(Arc::new(schema), service);
+        PayloadMode::Idl(match &t.proto_messages {
+            None => idl,
+            Some(m) => match m.split_once(',') {
+                Some((req, resp)) if !req.trim().is_empty() && !resp.trim().is_empty() => {
+                    let idl = idl.with_messages(req.trim(), resp.trim());
+                    // Fail now on an unknown message name, not at the first call.
+                    idl.schema
+                        .interface_method(service, "m", req.trim(), resp.trim())
+                        .context("--proto-messages")?;
+                    idl
+                }
+                _ => anyhow::bail!("--proto-messages takes REQUEST,RESPONSE (two message names)"),
+            },
         })
     };
     let encoding = match &t.compressor {
@@ -81,6 +106,7 @@ pub fn factory(
     Ok(Arc::new(
         TripleInvokerFactory::with_options(mode, options)
             .with_request_compression(encoding)
-            .with_limits(limits),
+            .with_limits(limits)
+            .with_tls(tls)?,
     ))
 }

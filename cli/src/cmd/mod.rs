@@ -7,6 +7,7 @@ pub mod invoke_triple;
 pub mod list;
 pub mod register;
 pub mod route_view;
+pub mod tls_args;
 pub mod watch;
 
 /// The tokio runtime every networked subcommand runs on (two workers: the CLI does little

@@ -45,8 +45,8 @@ use tracing::warn;
 
 pub use self::core::ClusterCore;
 use self::failback::Failback;
-pub use self::group_join::ClusterGroupJoiner;
 pub use self::failback::FailbackOptions;
+pub use self::group_join::ClusterGroupJoiner;
 use crate::directory::Directory;
 use crate::filter::{apply_layers, InvokerLayer};
 use crate::loadbalance::LoadBalance;

@@ -128,10 +128,9 @@ impl RegistryDirectory {
         let (ready, _) = watch::channel(false);
         let (provider_apps, _) = watch::channel(Vec::new());
         let (generation, _) = watch::channel(0);
-        let joiner = options
-            .group_joiner
-            .clone()
-            .unwrap_or_else(|| Arc::new(crate::cluster::ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>);
+        let joiner = options.group_joiner.clone().unwrap_or_else(|| {
+            Arc::new(crate::cluster::ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>
+        });
         Arc::new(RegistryDirectory {
             multi_group: is_multi_group(&consumer),
             joiner,

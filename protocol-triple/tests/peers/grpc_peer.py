@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Triple/gRPC test peer for protocol-triple, on grpcio (strict gRPC, HTTP/2 only).
 
-usage: grpc_peer.py PORT PROTO_DIR [no-gzip]
+usage: grpc_peer.py PORT PROTO_DIR [no-gzip] [tls-cert=PEM tls-key=PEM [tls-client-ca=PEM]]
     PORT 0 = any free port; prints "PORT <n>" when serving. `no-gzip` disables gzip on the
     server (grpc.compression_enabled_algorithms_bitset = identity|deflate), so a gzip-compressed
     request fails with UNIMPLEMENTED "Compression algorithm 'gzip' is disabled".
+    `tls-cert`/`tls-key` serve TLS (grpc.ssl_server_credentials, ALPN h2) instead of h2c;
+    `tls-client-ca` also requires a client certificate signed by that CA (mutual TLS).
 
 IDL mode: tritest.Greeter and tritest.Other from PROTO_DIR/test.proto, compiled at start-up
 with grpcio-tools (no protoc binary).
@@ -151,7 +153,9 @@ WRAPPER_METHODS = ["sayHello", "rawRequest", "describe", "echo", "getUser", "not
 
 def main():
     port, proto_dir = int(sys.argv[1]), sys.argv[2]
-    no_gzip = len(sys.argv) > 3 and sys.argv[3] == "no-gzip"
+    flags = sys.argv[3:]
+    no_gzip = "no-gzip" in flags
+    tls = dict(f.split("=", 1) for f in flags if "=" in f)
     pb2, pb2_grpc = compile_protos(proto_dir)
 
     class Greeter(pb2_grpc.GreeterServicer):
@@ -211,7 +215,18 @@ def main():
     handlers = {m: grpc.unary_unary_rpc_method_handler(wrapper_handler(m)) for m in WRAPPER_METHODS}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
         "org.apache.dubbo.tritest.DemoService", handlers),))
-    bound = server.add_insecure_port("127.0.0.1:%d" % port)
+    if "tls-cert" in tls:
+        def read(name):
+            with open(tls[name], "rb") as f:
+                return f.read()
+        client_ca = read("tls-client-ca") if "tls-client-ca" in tls else None
+        creds = grpc.ssl_server_credentials(
+            [(read("tls-key"), read("tls-cert"))],
+            root_certificates=client_ca,
+            require_client_auth=client_ca is not None)
+        bound = server.add_secure_port("127.0.0.1:%d" % port, creds)
+    else:
+        bound = server.add_insecure_port("127.0.0.1:%d" % port)
     BOUND[0] = bound
     server.start()
     print("PORT %d" % bound, flush=True)

@@ -2,7 +2,8 @@
 //! makes it usable (fact sheet §2.1, §9):
 //!
 //! 1. a fresh HTTP/2 connection (`Endpoint::connect`, h2c, no HTTP/2 keepalive pings,
-//!    decoding limit 64 MiB so a 10k-instance service fits);
+//!    decoding limit 64 MiB so a 10k-instance service fits); over TLS (ALPN h2, `https`) when
+//!    the URL asks for it, the handshake done by `transport_tls` in the channel's connector;
 //! 2. `ServerCheckRequest` (anything but a `ServerCheckResponse`, e.g. "server is starting",
 //!    ends the attempt);
 //! 3. the bi-stream is opened by a reader task (never awaited inline: a Java server sends its
@@ -37,6 +38,8 @@ const SETUP_ACK_WAIT: Duration = Duration::from_secs(5);
 /// What the handshake needs to know.
 #[derive(Debug, Clone)]
 pub(crate) struct LinkSettings {
+    /// TLS of the connection (ALPN h2), `None` for h2c.
+    pub tls: Option<transport_tls::TlsClient>,
     /// Added to the main port.
     pub grpc_port_offset: i32,
     /// Per-request timeout (also the connect and setup timeout).
@@ -147,6 +150,41 @@ fn transport_error(server: &str, what: &str, e: &dyn std::error::Error) -> Nacos
     }
 }
 
+/// The channel's connector over TLS: TCP to the URI's authority, then the TLS handshake
+/// (ALPN h2), the certificate checked against `host` (or the configured server name). tonic
+/// is built without TLS of its own, so an `https` URI goes to this connector as it is.
+fn tls_connector(
+    tls: transport_tls::TlsClient,
+    host: String,
+) -> impl tower::Service<
+    tonic::codegen::http::Uri,
+    Response = hyper_util::rt::TokioIo<transport_tls::TlsStream<tokio::net::TcpStream>>,
+    Error = std::io::Error,
+    Future = impl std::future::Future<
+        Output = std::io::Result<
+            hyper_util::rt::TokioIo<transport_tls::TlsStream<tokio::net::TcpStream>>,
+        >,
+    > + Send,
+> + Send
+       + 'static {
+    tower::service_fn(move |uri: tonic::codegen::http::Uri| {
+        let (tls, host) = (tls.clone(), host.clone());
+        async move {
+            let peer = uri
+                .authority()
+                .map(|a| a.as_str().to_owned())
+                .ok_or_else(|| std::io::Error::other("gRPC URI without an authority"))?;
+            let tcp = tokio::net::TcpStream::connect(&peer).await?;
+            let _ = tcp.set_nodelay(true);
+            let stream = tls
+                .handshake(tcp, &host, &peer)
+                .await
+                .map_err(std::io::Error::other)?;
+            Ok(hyper_util::rt::TokioIo::new(stream))
+        }
+    })
+}
+
 impl Link {
     /// Connects to `server` (`host:mainport`) and runs the handshake.
     pub(crate) async fn open(
@@ -154,12 +192,23 @@ impl Link {
         generation: u64,
         s: &LinkSettings,
     ) -> Result<Opened, NacosError> {
-        let (_host, target) = grpc_target(server, s.grpc_port_offset)?;
-        let endpoint = Endpoint::from_shared(format!("http://{target}"))
+        let (host, target) = grpc_target(server, s.grpc_port_offset)?;
+        let scheme = if s.tls.is_some() { "https" } else { "http" };
+        let endpoint = Endpoint::from_shared(format!("{scheme}://{target}"))
             .map_err(|e| NacosError::InvalidConfig(format!("server {server}: {e}")))?
             .connect_timeout(s.timeout)
             .tcp_nodelay(true);
-        let channel = tokio::time::timeout(s.timeout, endpoint.connect())
+        let connect = async {
+            match &s.tls {
+                None => endpoint.connect().await,
+                Some(tls) => {
+                    endpoint
+                        .connect_with_connector(tls_connector(tls.clone(), host.clone()))
+                        .await
+                }
+            }
+        };
+        let channel = tokio::time::timeout(s.timeout, connect)
             .await
             .map_err(|_| NacosError::Timeout {
                 server: server.to_owned(),
@@ -178,14 +227,31 @@ impl Link {
             client_ip,
             timeout: s.timeout,
         };
-        let check = link
+        let check = match link
             .call(
                 "server check",
                 "ServerCheckRequest",
                 &wire::Base::of("internal"),
                 None,
             )
-            .await?;
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                // A TLS refusal after the handshake (a client certificate the server wants)
+                // reaches the call only as "cancelled": a handshake of our own says why.
+                if let Some(tls) = &s.tls {
+                    let within = s.timeout.min(Duration::from_secs(2));
+                    if let Some(why) = tls.diagnose(&target, &host, within).await {
+                        return Err(NacosError::Connect {
+                            server: server.to_owned(),
+                            reason: why.to_string(),
+                        });
+                    }
+                }
+                return Err(e);
+            }
+        };
         if check.ty != "ServerCheckResponse" {
             return Err(NacosError::Malformed {
                 server: server.to_owned(),

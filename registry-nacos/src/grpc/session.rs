@@ -114,7 +114,15 @@ impl Session {
             )
         })?;
         let (cmd, cmd_rx) = mpsc::channel(COMMAND_QUEUE);
+        let tls = match &cfg.grpc_tls {
+            Some(t) => Some(
+                transport_tls::TlsClient::new(t, transport_tls::Alpn::H2)
+                    .map_err(|e| NacosError::InvalidConfig(e.to_string()))?,
+            ),
+            None => None,
+        };
         let settings = LinkSettings {
+            tls,
             grpc_port_offset: cfg.grpc_port_offset,
             timeout: cfg.request_timeout,
             module,

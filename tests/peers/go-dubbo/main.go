@@ -6,6 +6,8 @@
 // Usage: go-dubbo-peer [--registry URL|none] [--app NAME] [--protocols dubbo,tri] [--dubbo-port N]
 // [--tri-port N] [--metadata-port N] [--group G] [--version V] [--registry-type interface|service|all]
 // [--metadata-type local|remote] [--services demo,echo] [--param k=v]...
+//
+// "go-dubbo-peer consumer ..." calls a provider instead (consumer.go).
 package main
 
 import (
@@ -35,6 +37,9 @@ func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "consumer" {
+		os.Exit(consumerMain(os.Args[2:]))
+	}
 	var (
 		reg          = flag.String("registry", "none", "zookeeper://H:P?group=ROOT | nacos://H:P?namespace=NS&group=G | none")
 		app          = flag.String("app", "go-dubbo-peer", "application name")

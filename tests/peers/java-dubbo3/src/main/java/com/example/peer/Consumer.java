@@ -23,6 +23,7 @@ import org.apache.dubbo.common.URL;
 import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ReferenceConfig;
 import org.apache.dubbo.config.RegistryConfig;
+import org.apache.dubbo.config.SslConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
 import org.apache.dubbo.registry.client.InstanceAddressURL;
 import org.apache.dubbo.registry.client.migration.MigrationInvoker;
@@ -52,7 +53,8 @@ public final class Consumer {
             code = run(new Args(argv, "registry", "url", "interface", "group", "version", "protocol", "method",
                     "args", "types", "repeat", "concurrency", "warmup", "timeout", "attachment", "generic", "app",
                     "migration", "mode", "stable-ms", "wait-ms", "expect", "retries", "cluster", "loadbalance",
-                    "param", "provided-by", "serialization", "check", "batch"));
+                    "param", "provided-by", "serialization", "check", "batch", "ssl-client-cert", "ssl-client-key",
+                    "ssl-client-trust"));
         } catch (Throwable t) {
             Map<String, Object> err = new LinkedHashMap<>();
             err.put("error", String.valueOf(t));
@@ -96,6 +98,14 @@ public final class Consumer {
         DubboBootstrap bootstrap = DubboBootstrap.getInstance().application(app);
         String registry = a.get("registry", "none");
         bootstrap.registry(new RegistryConfig("none".equals(registry) ? RegistryConfig.NO_AVAILABLE : registry));
+        if (a.get("ssl-client-cert") != null || a.get("ssl-client-trust") != null) {
+            // Dubbo's SslConfig, client side (its consumer uses TLS only with a client certificate).
+            SslConfig ssl = new SslConfig();
+            ssl.setClientKeyCertChainPath(a.get("ssl-client-cert"));
+            ssl.setClientPrivateKeyPath(a.get("ssl-client-key"));
+            ssl.setClientTrustCertCollectionPath(a.get("ssl-client-trust"));
+            bootstrap.ssl(ssl);
+        }
 
         ReferenceConfig<Object> ref = new ReferenceConfig<>();
         if (iface != null) {
@@ -244,9 +254,11 @@ public final class Consumer {
             runCalls(call, attachments, warmup, concurrency, null);
         }
         Stats stats = new Stats(repeat);
+        long cpuStart = processCpuNanos();
         long start = System.nanoTime();
         runCalls(call, attachments, repeat, concurrency, stats);
         double elapsedS = (System.nanoTime() - start) / 1e9;
+        long cpuNanos = processCpuNanos() - cpuStart;
 
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("interface", ref.getInterface());
@@ -269,11 +281,22 @@ public final class Consumer {
         long[] lat = stats.sortedLatencies();
         out.put("p50_ms", pct(lat, 0.50));
         out.put("p99_ms", pct(lat, 0.99));
+        // The JVM's CPU time (every thread, user + system) during the measured calls.
+        out.put("cpu_us_per_call", cpuNanos / 1e3 / repeat);
         out.put("warmup", warmup);
         out.put("concurrency", concurrency);
         out.put("providers_seen", new TreeMap<>(stats.providers));
         Peer.line(Json.write(out));
         return code;
+    }
+
+    /** CPU time of this JVM so far (user + system, every thread), in nanoseconds; -1 when unknown. */
+    private static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
     }
 
     /** One call ready to run: typed through the interface when present, else generic $invoke. */

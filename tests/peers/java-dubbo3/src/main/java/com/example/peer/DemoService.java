@@ -23,6 +23,12 @@ public interface DemoService {
 
     float addFloat(float a, float b);
 
+    /** The exact bits the provider received: {@code Long.toHexString(Double.doubleToRawLongBits(d))}. */
+    String doubleBits(double d);
+
+    /** The exact bits the provider received: {@code Integer.toHexString(Float.floatToRawIntBits(f))}. */
+    String floatBits(float f);
+
     BigDecimal addDecimal(BigDecimal a, BigDecimal b);
 
     boolean invert(boolean b);

@@ -54,6 +54,16 @@ public class DemoServiceImpl implements DemoService {
     }
 
     @Override
+    public String doubleBits(double d) {
+        return Long.toHexString(Double.doubleToRawLongBits(d));
+    }
+
+    @Override
+    public String floatBits(float f) {
+        return Integer.toHexString(Float.floatToRawIntBits(f));
+    }
+
+    @Override
     public BigDecimal addDecimal(BigDecimal a, BigDecimal b) {
         return a.add(b);
     }

@@ -1,5 +1,6 @@
 package com.example.peer;
 
+import com.example.peer.greet.GreetBits;
 import com.example.peer.greet.GreetReply;
 import com.example.peer.greet.GreetRequest;
 
@@ -11,6 +12,7 @@ public class ProtoServiceImpl implements ProtoService {
                 .setMessage("Hello " + request.getName() + " (proto interface)")
                 .setEcho(request)
                 .setProvider(Identity.describe())
+                .setBits(GreetBits.of(request))
                 .putAllAttachments(Identity.attachments())
                 .build();
     }

@@ -14,6 +14,7 @@ import org.apache.dubbo.config.ApplicationConfig;
 import org.apache.dubbo.config.ProtocolConfig;
 import org.apache.dubbo.config.RegistryConfig;
 import org.apache.dubbo.config.ServiceConfig;
+import org.apache.dubbo.config.SslConfig;
 import org.apache.dubbo.config.bootstrap.DubboBootstrap;
 import org.apache.dubbo.registry.client.ServiceDiscovery;
 import org.apache.dubbo.registry.client.ServiceInstance;
@@ -42,7 +43,8 @@ public final class Provider {
     private static void run(String[] argv) throws Exception {
         Args a = new Args(argv, "registry", "app", "protocols", "dubbo-port", "tri-port", "group", "version",
                 "register-mode", "metadata-type", "metadata-protocol", "metadata-port", "services", "param",
-                "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay", "only-metadata-v2");
+                "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay", "only-metadata-v2",
+                "ssl-server-cert", "ssl-server-key", "ssl-server-trust", "ssl-enabled");
         String app = a.get("app", "java-dubbo3-peer");
         Identity.application = app;
         Identity.tag = a.get("tag", "");
@@ -78,11 +80,22 @@ public final class Provider {
                 p.setSerialization(a.get("serialization"));
             }
             p.setParameters(new HashMap<>(a.pairs("protocol-param")));
+            if (a.flag("ssl-enabled")) {
+                p.setSslEnabled(true);
+            }
             protocols.add(p);
             ports.put(name, port);
         }
         ports.put("metadata", metadataPort);
         bootstrap.protocols(protocols);
+        if (a.get("ssl-server-cert") != null) {
+            // Dubbo's SslConfig: TLS on every server port; a trust collection makes it mutual.
+            SslConfig ssl = new SslConfig();
+            ssl.setServerKeyCertChainPath(a.get("ssl-server-cert"));
+            ssl.setServerPrivateKeyPath(a.get("ssl-server-key"));
+            ssl.setServerTrustCertCollectionPath(a.get("ssl-server-trust"));
+            bootstrap.ssl(ssl);
+        }
 
         List<ServiceConfig<?>> services = new ArrayList<>();
         boolean tri = ports.containsKey("tri");

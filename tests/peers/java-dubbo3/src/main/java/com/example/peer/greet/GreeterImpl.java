@@ -34,6 +34,7 @@ public class GreeterImpl extends DubboGreeterTriple.GreeterImplBase {
                 .setMessage(message)
                 .setEcho(request)
                 .setProvider(identity.get())
+                .setBits(GreetBits.of(request))
                 .putAllAttachments(attachments.get())
                 .build();
     }
