@@ -25,6 +25,23 @@
 //! Contract in one paragraph: a subscriber receives, per category, the complete current list
 //! of matching URLs, in order, with `empty://` for "none"; connection trouble never blanks a
 //! list; dropping the subscription unsubscribes. Invalid input is an [`Error`], never a panic.
+//!
+//! ```
+//! use registry_core::{MemoryRegistry, Registry, Url};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> registry_core::Result<()> {
+//! let registry = MemoryRegistry::new();
+//! let provider = Url::parse("dubbo://10.0.0.1:20880/demo.Greeter?interface=demo.Greeter")?;
+//! registry.register(&provider).await?;
+//! let consumer =
+//!     Url::parse("consumer://10.0.0.9/demo.Greeter?interface=demo.Greeter&category=providers")?;
+//! let mut providers = registry.subscribe(&consumer).await?;
+//! let first = providers.next().await.expect("the current list");
+//! assert_eq!(&*first.category, "providers");
+//! assert_eq!(first.urls[0].address().as_deref(), Some("10.0.0.1:20880"));
+//! # Ok(()) }
+//! ```
 
 pub mod address;
 pub mod backoff;
