@@ -86,6 +86,8 @@
 //! - `tower` (feature `tower`): the cluster invoker as a `tower::Service`, a directory as a
 //!   `tower::discover` stream.
 
+#![warn(unreachable_pub)]
+
 pub mod cluster;
 pub mod directory;
 pub mod filter;

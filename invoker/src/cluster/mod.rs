@@ -28,10 +28,10 @@
 pub mod broadcast;
 pub mod core;
 pub mod failback;
-pub mod failfast;
-pub mod failover;
-pub mod failsafe;
-pub mod forking;
+pub(crate) mod failfast;
+pub(crate) mod failover;
+pub(crate) mod failsafe;
+pub(crate) mod forking;
 pub mod mergeable;
 
 mod available;

@@ -42,14 +42,14 @@ use registry_core::Url;
 use crate::invoker_set::InvokerSet;
 use crate::rpc::{Invocation, RpcError};
 
-pub mod condition_match;
+pub(crate) mod condition_match;
 pub mod config_parser;
 pub mod configurator;
 pub mod merge;
 mod options;
 mod registry_directory;
 mod routing;
-pub mod rules;
+pub(crate) mod rules;
 mod snapshot;
 mod table;
 #[cfg(test)]

@@ -115,24 +115,24 @@ pub(crate) struct ProviderTable {
 
 impl ProviderTable {
     /// Entries in list order.
-    pub fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
+    pub(super) fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
         self.order
             .iter()
             .filter_map(|&i| self.slots.get(i as usize).and_then(Option::as_ref))
     }
 
     /// Number of provider URLs held.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.live
     }
 
     /// True when some entries share one invoker (the snapshot must de-duplicate).
-    pub fn has_shared(&self) -> bool {
+    pub(super) fn has_shared(&self) -> bool {
         self.shared > 0
     }
 
     /// Number of entries with an invoker.
-    pub fn valid(&self) -> usize {
+    pub(super) fn valid(&self) -> usize {
         self.entries().filter(|e| e.invoker.is_some()).count()
     }
 
@@ -222,7 +222,7 @@ impl ProviderTable {
 
     /// Applies a complete providers list (no `empty://` marker handling here: those URLs are
     /// skipped). An all-invalid list keeps the old entries.
-    pub fn apply(&mut self, urls: &[Url], ctx: &Ctx<'_>) -> Applied {
+    pub(super) fn apply(&mut self, urls: &[Url], ctx: &Ctx<'_>) -> Applied {
         self.epoch += 1;
         let ep = self.epoch;
         // Reuse the previous order buffer (no allocation per apply in steady state).
@@ -369,7 +369,7 @@ impl ProviderTable {
     /// the new list may touch, so the others keep their merged URL unchanged). Entries whose
     /// merged URL is unchanged keep their invoker. When the result would have no valid
     /// provider while there was one, nothing changes (§7.2 step 4).
-    pub fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Entry) -> bool) -> Applied {
+    pub(super) fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Entry) -> bool) -> Applied {
         let valid_before = self.valid();
         let mut plan: Vec<(u32, Url, Option<SharedInvoker>)> = Vec::new();
         let mut valid_after = valid_before;
@@ -435,7 +435,7 @@ impl ProviderTable {
     }
 
     /// Removes everything (forbidden); returns the invokers to destroy.
-    pub fn clear(&mut self) -> Vec<SharedInvoker> {
+    pub(super) fn clear(&mut self) -> Vec<SharedInvoker> {
         let retired = self.referred.drain().map(|(_, r)| r.invoker).collect();
         *self = ProviderTable {
             epoch: self.epoch,

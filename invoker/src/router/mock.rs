@@ -13,7 +13,7 @@ use crate::keys::NEED_MOCK;
 use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResult};
 
 /// True when the invocation asks for the mock providers.
-pub fn wants_mock(invocation: &Invocation) -> bool {
+pub(crate) fn wants_mock(invocation: &Invocation) -> bool {
     !invocation.attachments.is_empty() && invocation.attachment(NEED_MOCK) == Some("true")
 }
 
@@ -21,13 +21,13 @@ pub fn wants_mock(invocation: &Invocation) -> bool {
 /// URL, whose parameters define the mock (the mock cluster builds its `MockInvoker` from
 /// [`Invoker::url`]). Invoking it directly fails.
 #[derive(Debug)]
-pub struct MockProviderInvoker {
+pub(crate) struct MockProviderInvoker {
     url: Url,
 }
 
 impl MockProviderInvoker {
     /// Wraps a `mock://` provider URL.
-    pub fn new(url: Url) -> Self {
+    pub(crate) fn new(url: Url) -> Self {
         MockProviderInvoker { url }
     }
 }

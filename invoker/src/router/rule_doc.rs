@@ -4,7 +4,7 @@
 //!
 //! Every rule text is read once through [`load_rule`] ([`registry_core::rule_yaml`]: size,
 //! nesting, alias and expansion limits), and `regex` fields are compiled while the document
-//! is read ([`RuleRegex`]), so a hostile rule is refused as a whole before it is applied.
+//! is read (the bounded `RuleRegex`), so a hostile rule is refused as a whole before it is applied.
 
 use registry_core::rule_yaml::{self, Yaml};
 

@@ -13,7 +13,7 @@ use crate::router::RouterError;
 
 /// One `to` entry: the providers matching `cond` (empty = every provider), with a weight.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Destination {
+pub(crate) struct Destination {
     /// The then-part; empty matches every provider.
     pub cond: Side,
     /// The subset weight (≤ 0 or absent = 100).
@@ -22,7 +22,7 @@ pub struct Destination {
 
 /// One `from`/`to` condition of a v3.1 rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MultiDestRouter {
+pub(crate) struct MultiDestRouter {
     when: Side,
     to: Vec<Destination>,
     force: bool,
@@ -35,7 +35,7 @@ impl MultiDestRouter {
     /// the `to` entries as `(match, weight)`.
     ///
     /// Errors: a match that does not parse.
-    pub fn new(
+    pub(crate) fn new(
         from_match: Option<&str>,
         to: &[(Option<String>, i64)],
         force: bool,
@@ -75,19 +75,19 @@ impl MultiDestRouter {
     }
 
     /// True when the `from` part reads call arguments or attachments.
-    pub fn reads_call_details(&self) -> bool {
+    pub(crate) fn reads_call_details(&self) -> bool {
         self.when.values().any(|m| m.reads_call_details())
     }
 
     /// True when routing may pick at random (several destinations).
-    pub fn is_random(&self) -> bool {
+    pub(crate) fn is_random(&self) -> bool {
         self.to.len() > 1
     }
 
     /// Filters `input`. `pick(sum)` returns a number in `[0, sum)` (Java
     /// `ThreadLocalRandom.nextLong(sum)`); it is called only when several destinations
     /// are non-empty.
-    pub fn route(
+    pub(crate) fn route(
         &self,
         targets: &[Target],
         input: &mut Vec<u32>,
