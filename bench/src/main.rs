@@ -8,6 +8,7 @@
 //! tooling binary only, never in the product. Build with `--release` for meaningful numbers:
 //! `cargo run --release -p bench --bin dubbo-bench -- --json`.
 
+mod app;
 mod dubbo;
 mod measure;
 mod triple;
@@ -184,6 +185,7 @@ fn run(a: Args) -> anyhow::Result<ExitCode> {
     let dubbo = dubbo::offline(GLOBAL, budget)?;
     let dubbo_calls = dubbo::calls(GLOBAL, a.dubbo_peer.as_deref(), a.quick)?;
     let triple = triple::offline(GLOBAL, budget)?;
+    let app = app::run(GLOBAL, 1000, 50, if a.quick { 20 } else { 100 })?;
     let triple_calls = match &a.triple_peer {
         Some(addr) => triple::calls(GLOBAL, addr, a.quick)?,
         None => Value::Null,
@@ -201,6 +203,8 @@ fn run(a: Args) -> anyhow::Result<ExitCode> {
             "memory": [{"providers": MEMORY_PROVIDERS, "bytes_per_provider": round1(url_bytes)}],
             "dubbo2": {"offline": dubbo, "calls": dubbo_calls},
             "triple": {"offline": triple, "calls": triple_calls},
+            "application_level": app,
+            "application_level": app,
         });
         println!("{}", serde_json::to_string(&doc)?);
         return Ok(ExitCode::SUCCESS);
@@ -237,6 +241,32 @@ fn run(a: Args) -> anyhow::Result<ExitCode> {
         "providers", "bytes/provider URL", "bytes/provider in a directory (no URL)"
     );
     println!("{MEMORY_PROVIDERS:>10} {url_bytes:>22.1} {dir_bytes:>40.1}");
+    println!();
+    println!("application level (1 application x 1,000 instances x 50 interfaces, 50 subscriptions, in process)");
+    println!(
+        "{:>14} {:>26} {:>28} {:>20}",
+        "first lists ms", "restart, same services us", "restart, own revision us", "bytes/instance"
+    );
+    println!(
+        "{:>14} {:>26} {:>28} {:>20}",
+        app["first_lists_ms"],
+        app["restart_same_services_us"],
+        app["restart_new_revision_us"],
+        app["bytes_per_instance"]
+    );
+    println!();
+    println!("application level (1 application x 1,000 instances x 50 interfaces, 50 subscriptions, in process)");
+    println!(
+        "{:>14} {:>26} {:>28} {:>20}",
+        "first lists ms", "restart, same services us", "restart, own revision us", "bytes/instance"
+    );
+    println!(
+        "{:>14} {:>26} {:>28} {:>20}",
+        app["first_lists_ms"],
+        app["restart_same_services_us"],
+        app["restart_new_revision_us"],
+        app["bytes_per_instance"]
+    );
     print_dubbo(&dubbo, &dubbo_calls);
     println!();
     println!("triple (offline, one thread)");

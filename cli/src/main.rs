@@ -1,8 +1,10 @@
 //! `dubbo-registry`: inspect Dubbo registries (ZooKeeper, Nacos, memory), watch changes,
 //! register URLs, read and write rules, call providers and run the demo.
 
+mod app_factory;
 mod cmd;
 mod config_factory;
+mod levels;
 mod registry_factory;
 mod safe_text;
 
@@ -30,6 +32,9 @@ enum Command {
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
     Invoke(Box<cmd::invoke::Args>),
+    /// Application-level discovery: the applications, one application's instances and services,
+    /// or the applications an interface maps to.
+    Apps(cmd::apps::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -48,6 +53,7 @@ fn main() -> std::process::ExitCode {
         Command::Register(a) => cmd::register::run(a),
         Command::Config(a) => cmd::config::run(a),
         Command::Invoke(a) => cmd::invoke::run(*a),
+        Command::Apps(a) => cmd::apps::run(a),
     };
     match result {
         Ok(code) => code,

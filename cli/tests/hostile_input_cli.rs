@@ -3,8 +3,8 @@
 //!
 //! - hostile governance rules (nested aliases, 10,000-deep nesting) present at start-up and
 //!   published while `watch --method` runs: the providers are still listed, the process exits
-//!   cleanly and its peak resident set (GNU `time`, under a `prlimit` address-space cap so a
-//!   regression cannot take the machine) stays under 256 MiB;
+//!   cleanly and its peak resident set (`tests::peak_rss`, which kills a regression at a cap
+//!   before it takes the machine) stays under 256 MiB;
 //! - `list` and `watch` write nothing to the registry;
 //! - control characters in a provider URL never reach the terminal raw;
 //! - secrets (user-info password, `password`/`token`/`secret*` parameters) never appear in
@@ -14,32 +14,38 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use registry_core::codec::encode;
 use registry_zk::testing::client::{Acls, Client, CreateMode};
-use tests::hostile::{billion_laughs, deep_sequence, spawn_measured, tools_present};
+use tests::hostile::{billion_laughs, deep_sequence};
+use tests::peak_rss::{self, Measured};
+use tokio::io::AsyncBufReadExt;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dubbo-registry");
 /// The peak resident set the CLI must stay under.
-const PEAK_LIMIT_KIB: u64 = 256 * 1024;
-/// The address-space cap of a measured run (a runaway is stopped here, not by the machine).
-const AS_CAP_MIB: u64 = 4096;
+const PEAK_LIMIT: u64 = 256 * 1024 * 1024;
+/// Where a measured run is killed (a runaway is stopped here, not by the machine).
+const KILL_CAP: u64 = 1024 * 1024 * 1024;
+/// How long a measured run may take.
+const DEADLINE: Duration = Duration::from_secs(120);
 const SVC: &str = "org.hostile.CliSvc";
 
 /// The ZooKeeper address, or `None` after a loud skip.
 fn zk_addr(test: &str) -> Option<String> {
-    let addr = tests::zk_addr(test)?;
-    if !tools_present() {
-        assert!(
-            !tests::servers_required(),
-            "{test}: /usr/bin/time and /usr/bin/prlimit are needed (Debian packages time, util-linux)"
-        );
-        eprintln!("\n*** SKIPPED {test}: /usr/bin/time or /usr/bin/prlimit missing ***\n");
-        return None;
-    }
-    Some(addr)
+    tests::zk_addr(test)
+}
+
+/// Asserts a measured run stayed small: a mark was read and it is under [`PEAK_LIMIT`].
+fn assert_small(what: &str, m: &Measured) {
+    eprintln!("{what}: peak RSS {:.1} MiB", m.peak_mib());
+    assert!(m.peak_rss > 0, "{what}: no measurement");
+    assert!(!m.over_cap && !m.timed_out, "{what}: killed: {m:?}");
+    assert!(
+        m.peak_rss < PEAK_LIMIT,
+        "{what}: peak RSS {:.1} MiB >= 256 MiB",
+        m.peak_mib()
+    );
 }
 
 fn provider(port: u16, extra: &str) -> String {
@@ -127,29 +133,13 @@ async fn list_with_hostile_rules_present_serves_and_stays_small() {
         put_rule(&zk, &root, &key, &text).await;
     }
     let reg = format!("zookeeper://{addr}?group={root}");
-    let mut cmd = Command::new(BIN);
-    cmd.args(["list", &reg, SVC, "--method", "sayHello", "--json"]);
-    let out_path = std::env::temp_dir().join(format!("{}.out", tests::unique("list")));
-    let out_file = std::fs::File::create(&out_path).unwrap();
-    let child = spawn_measured(&cmd, AS_CAP_MIB, |c| {
-        c.stdout(out_file);
-    })
-    .unwrap();
-    let m = tokio::task::spawn_blocking(move || child.finish())
-        .await
-        .unwrap()
-        .unwrap();
-    let out = std::fs::read_to_string(&out_path).unwrap();
-    let _ = std::fs::remove_file(&out_path);
-    assert!(m.status.success(), "list failed ({:?}): {out}", m.status);
-    assert_eq!(ports_of(out.trim()), [21101, 21102], "{out}");
-    eprintln!("list with hostile rules: peak RSS {} KiB", m.peak_kib);
-    assert!(m.peak_kib > 0, "no measurement");
-    assert!(
-        m.peak_kib < PEAK_LIMIT_KIB,
-        "peak RSS {} KiB >= 256 MiB",
-        m.peak_kib
-    );
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(["list", &reg, SVC, "--method", "sayHello", "--json"])
+        .env_remove("DUBBO_REGISTRY");
+    let m = peak_rss::run(cmd, KILL_CAP, DEADLINE).await;
+    assert_eq!(m.code, Some(0), "list failed: {} {}", m.stdout, m.stderr);
+    assert_eq!(ports_of(m.stdout.trim()), [21101, 21102], "{}", m.stdout);
+    assert_small("list with hostile rules", &m);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,46 +152,41 @@ async fn watch_keeps_serving_while_hostile_rules_arrive() {
     let (k0, t0) = hostile_rules().remove(0);
     put_rule(&zk, &root, &k0, &t0).await;
     let reg = format!("zookeeper://{addr}?group={root}");
-    let mut cmd = Command::new(BIN);
-    cmd.args(["watch", &reg, SVC, "--method", "sayHello", "--json"]);
-    let mut child = spawn_measured(&cmd, AS_CAP_MIB, |c| {
-        c.stdout(Stdio::piped());
-    })
-    .unwrap();
-    let stdout = child.child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let next = |what: &str| {
-        rx.recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|e| panic!("no output for {what}: {e}"))
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(["watch", &reg, SVC, "--method", "sayHello", "--json"])
+        .env_remove("DUBBO_REGISTRY");
+    let mut child = peak_rss::spawn(cmd, KILL_CAP, DEADLINE);
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = async |what: &str| {
+        tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no output for {what}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("watch ended before {what}"))
     };
-    assert_eq!(ports_of(&next("the first list")), [21101, 21102]);
+    assert_eq!(ports_of(&next("the first list").await), [21101, 21102]);
     // The others arrive while it runs; then a good rule must still take effect.
     for (key, text) in hostile_rules().into_iter().skip(1) {
         put_rule(&zk, &root, &key, &text).await;
     }
     let good = format!("configVersion: v3.0\nkey: {SVC}\nconditions:\n  - => port = 21102\n");
     put_rule(&zk, &root, &format!("{SVC}::.condition-router"), &good).await;
-    assert_eq!(ports_of(&next("the list after the good rule")), [21102]);
-    child.interrupt().unwrap();
-    let m = tokio::task::spawn_blocking(move || child.finish())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(m.status.success(), "watch ended with {:?}", m.status);
-    eprintln!("watch with hostile rules: peak RSS {} KiB", m.peak_kib);
-    assert!(m.peak_kib > 0, "no measurement");
-    assert!(
-        m.peak_kib < PEAK_LIMIT_KIB,
-        "peak RSS {} KiB >= 256 MiB",
-        m.peak_kib
+    assert_eq!(
+        ports_of(&next("the list after the good rule").await),
+        [21102]
     );
+    child.interrupt().unwrap();
+    // Keep reading so the child never blocks on a full pipe while it ends.
+    while let Ok(Some(_)) = lines.next_line().await {}
+    let m = child.finish().await;
+    assert_eq!(
+        m.code,
+        Some(0),
+        "watch ended with {:?}: {}",
+        m.code,
+        m.stderr
+    );
+    assert_small("watch with hostile rules", &m);
 }
 
 /// Runs the CLI to completion: (exit code, stdout, stderr).

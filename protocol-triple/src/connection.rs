@@ -470,7 +470,9 @@ async fn run(sh: Shared, options: ConnectionOptions) {
                 backoff.reset();
                 tracing::debug!(%addr, "triple connection established");
                 state.send_replace(State::Ready(sender, gate.clone()));
+                // Closing drops the last sender, which ends `conn` too: a close must win.
                 let reason = tokio::select! {
+                    biased;
                     _ = cancel.cancelled() => break,
                     r = conn => match r {
                         Ok(()) => "connection closed by the peer".to_owned(),
@@ -478,6 +480,9 @@ async fn run(sh: Shared, options: ConnectionOptions) {
                     },
                     dead = keepalive(pings, &gate, &sh.probe, &options) => dead,
                 };
+                if cancel.is_cancelled() {
+                    break;
+                }
                 tracing::warn!(%addr, %reason, "triple connection down; reconnecting");
                 state.send_replace(State::Down(Arc::from(reason.as_str())));
                 backoff.next_delay()

@@ -37,6 +37,8 @@
 //! - Availability: an invoker is available while its connection is up (or first
 //!   connecting); a lost connection makes it unavailable at once and is re-established in
 //!   the background.
+//! - Application-level discovery: [`MetadataServiceV2Client`] asks an instance for its
+//!   `MetadataInfo` over MetadataService v2 (IDL, [`metadata`]).
 //! - Writes: with 16 or more calls in flight on a connection, requests queued close together
 //!   leave in one write (at most `in_flight / 8` held, at most 0.5–1 ms, never a control
 //!   frame); [`ConnectionOptions::write_coalescing`] turns it off.
@@ -73,6 +75,7 @@ mod headers;
 pub mod idl;
 mod idl_cost;
 mod invoker;
+pub mod metadata;
 mod payload;
 pub mod status;
 pub mod wrapper;
@@ -86,5 +89,6 @@ pub use factory::{TripleInvokerFactory, DEFAULT_PORT};
 pub use headers::{BaseHeaders, CONTENT_TYPE_PROTO};
 pub use idl::{IdlMethod, ProtoSchema};
 pub use invoker::{TripleInvoker, TripleLimits, DEFAULT_PAYLOAD, DEFAULT_TIMEOUT_MS};
+pub use metadata::MetadataServiceV2Client;
 pub use payload::{IdlService, PayloadMode};
 pub use status::Code;

@@ -20,7 +20,10 @@
 //!   [`MemoryConfigCenter`];
 //! - the bounded YAML reader every config-centre rule kind goes through ([`rule_yaml`]);
 //! - [`MemoryRegistry`] (`memory://`, [`MemoryRegistry::connect`]), an in-process registry with the
-//!   same semantics, built as a [`RegistryBackend`] inside [`FailbackRegistry`].
+//!   same semantics, built as a [`RegistryBackend`] inside [`FailbackRegistry`];
+//! - application-level discovery's seam ([`instance`]): the [`ServiceInstance`] model and the
+//!   [`InstanceDiscovery`] trait ZooKeeper and Nacos implement, with the in-process
+//!   [`MemoryInstanceDiscovery`].
 //!
 //! Contract in one paragraph: a subscriber receives, per category, the complete current list
 //! of matching URLs, in order, with `empty://` for "none"; connection trouble never blanks a
@@ -50,10 +53,12 @@ pub mod codec;
 pub mod config_center;
 mod error;
 pub mod failback;
+pub mod instance;
 pub mod ip;
 pub mod matching;
 pub mod memory;
 pub mod memory_config;
+pub mod memory_instances;
 pub mod metrics;
 pub mod notify;
 pub mod registry;
@@ -65,8 +70,12 @@ pub mod url;
 pub use config_center::{ConfigCenter, ConfigValue, ConfigWatch, SharedConfigCenter};
 pub use error::{Error, Result};
 pub use failback::FailbackRegistry;
+pub use instance::{
+    InstanceDiscovery, InstanceList, InstanceWatch, ServiceInstance, SharedInstanceDiscovery,
+};
 pub use memory::MemoryRegistry;
 pub use memory_config::MemoryConfigCenter;
+pub use memory_instances::MemoryInstanceDiscovery;
 pub use registry::{Registry, RegistryBackend};
 pub use subscription::{Notification, Publisher, Subscription};
 pub use url::{ServiceAddressUrl, Url, UrlBuilder};

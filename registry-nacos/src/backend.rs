@@ -196,6 +196,11 @@ impl NacosBackend {
         &self.naming
     }
 
+    /// Where changes come from (gRPC pushes, or HTTP polling).
+    pub fn source(&self) -> &Arc<dyn ChangeSource> {
+        &self.source
+    }
+
     /// One cheap request over the configured transport: checks reachability, credentials
     /// and namespace (the CLI calls it before anything else).
     pub async fn probe(&self) -> Result<(), NacosError> {

@@ -1,14 +1,15 @@
 //! Between Dubbo URLs and Nacos instances (§6.3, §6.4): the metadata a registration stores,
 //! the provider URL an instance becomes, the consumer-side match rule, and [`InstanceCache`],
 //! which turns successive `instance/list` replies into provider lists while reusing the
-//! [`Url`] of every unchanged instance.
+//! [`Url`] of every unchanged instance — or, for an application-level service
+//! ([`InstanceCache::for_instances`]), into [`ServiceInstance`] lists.
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use registry_core::matching::PROVIDERS;
-use registry_core::Url;
+use registry_core::{InstanceList, ServiceInstance, Url};
 use rustc_hash::FxHashMap;
 use tracing::warn;
 
@@ -64,10 +65,13 @@ pub fn is_match_provider(consumer: &Url, provider: &Url) -> bool {
 struct Entry {
     port: i64,
     enabled: bool,
+    healthy: bool,
     /// Keyed hash and length of the raw metadata JSON this entry was built from (the text
     /// itself is not kept: ~1 KB per instance).
     metadata: (u64, usize),
     url: Option<Url>,
+    /// The instance (application-level mode only).
+    instance: Option<ServiceInstance>,
     seen: u64,
 }
 
@@ -87,12 +91,36 @@ pub struct InstanceCache {
     /// state; only `lastRefTime`/`checksum` change between replies) skips the per-host work.
     hosts_fingerprint: Option<(u64, usize)>,
     hasher: std::hash::RandomState,
+    /// Application-level mode: instances instead of provider URLs.
+    instances_mode: bool,
+    instances: Option<InstanceList>,
 }
 
 impl InstanceCache {
     /// An empty cache (no list known yet).
     pub fn new() -> Self {
         InstanceCache::default()
+    }
+
+    /// An empty cache of an application-level service: replies become [`ServiceInstance`]s
+    /// (every instance, with its `enabled`/`healthy` flags; the service name is the
+    /// application), not provider URLs.
+    pub fn for_instances() -> Self {
+        InstanceCache {
+            instances_mode: true,
+            ..InstanceCache::default()
+        }
+    }
+
+    /// True for an application-level cache.
+    pub fn is_instances_mode(&self) -> bool {
+        self.instances_mode
+    }
+
+    /// The instances of the last applied reply (sorted by ip, port; application-level mode),
+    /// `None` before the first reply.
+    pub fn instances(&self) -> Option<&InstanceList> {
+        self.instances.as_ref()
     }
 
     /// The enabled provider URLs of the last applied reply (sorted by ip, port), `None`
@@ -111,7 +139,12 @@ impl InstanceCache {
             self.hasher.hash_one(hosts_text.as_bytes()),
             hosts_text.len(),
         );
-        if self.urls.is_some() && self.hosts_fingerprint == Some(fingerprint) {
+        let known = if self.instances_mode {
+            self.instances.is_some()
+        } else {
+            self.urls.is_some()
+        };
+        if known && self.hosts_fingerprint == Some(fingerprint) {
             return Ok(false);
         }
         let hosts: Vec<RawHost<'_>> = serde_json::from_str(hosts_text)?;
@@ -119,7 +152,7 @@ impl InstanceCache {
         self.hosts_fingerprint = Some(fingerprint);
         self.generation += 1;
         let generation = self.generation;
-        let mut changed = self.urls.is_none();
+        let mut changed = !known;
         let mut seen = 0usize;
         for h in &list.hosts {
             seen += 1;
@@ -134,7 +167,16 @@ impl InstanceCache {
             changed = true;
         }
         self.len = self.by_ip.values().map(Vec::len).sum();
-        if changed {
+        if changed && self.instances_mode {
+            let mut list: Vec<ServiceInstance> = self
+                .by_ip
+                .values()
+                .flatten()
+                .filter_map(|e| e.instance.clone())
+                .collect();
+            registry_core::instance::sort_instances(&mut list);
+            self.instances = Some(list.into());
+        } else if changed {
             let mut urls: Vec<(&str, i64, &Url)> = Vec::with_capacity(self.len);
             for (ip, v) in &self.by_ip {
                 for e in v.iter().filter(|e| e.enabled) {
@@ -163,23 +205,60 @@ impl InstanceCache {
                 return false; // duplicate ip:port in one reply: first wins
             }
             e.seen = generation;
-            if e.enabled == h.enabled && e.metadata == fingerprint {
+            if e.enabled == h.enabled && e.healthy == h.healthy && e.metadata == fingerprint {
                 return false;
             }
             e.enabled = h.enabled;
+            e.healthy = h.healthy;
             e.metadata = fingerprint;
-            e.url = build(service, &h.ip, h.port, raw);
+            if self.instances_mode {
+                e.instance = build_instance(service, h, raw);
+            } else {
+                e.url = build(service, &h.ip, h.port, raw);
+            }
             return true;
         }
+        let (url, instance) = if self.instances_mode {
+            (None, build_instance(service, h, raw))
+        } else {
+            (build(service, &h.ip, h.port, raw), None)
+        };
         list.push(Entry {
             port: h.port,
             enabled: h.enabled,
+            healthy: h.healthy,
             metadata: fingerprint,
-            url: build(service, &h.ip, h.port, raw),
+            url,
+            instance,
             seen: generation,
         });
         true
     }
+}
+
+/// An application-level instance of `app` (lenient: non-string metadata values keep their JSON
+/// text).
+fn build_instance(app: &str, h: &RawHost<'_>, raw_metadata: &str) -> Option<ServiceInstance> {
+    let Ok(port) = i32::try_from(h.port) else {
+        warn!(app, ip = %h.ip, port = h.port, "nacos instance with an invalid port ignored");
+        return None;
+    };
+    let metadata: BTreeMap<String, serde_json::Value> = match serde_json::from_str(raw_metadata) {
+        Ok(m) => m,
+        Err(e) => {
+            warn!(app, ip = %h.ip, port, error = %e, "nacos instance with unreadable metadata ignored");
+            return None;
+        }
+    };
+    let metadata = metadata
+        .into_iter()
+        .filter_map(|(k, v)| match v {
+            serde_json::Value::String(s) => Some((k, s)),
+            serde_json::Value::Null => None,
+            other => Some((k, other.to_string())),
+        })
+        .collect();
+    Some(ServiceInstance::new(app, h.ip.as_ref(), port, metadata).with_status(h.enabled, h.healthy))
 }
 
 fn build(service: &str, ip: &str, port: i64, raw_metadata: &str) -> Option<Url> {

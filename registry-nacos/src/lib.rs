@@ -33,6 +33,8 @@
 //! - **auth**: `username`/`password` → access token over HTTP (`/nacos/v3/auth/user/login`,
 //!   falling back to `/nacos/v1/auth/users/login`), refreshed before its TTL ends and renewed on
 //!   403; secrets never reach logs, errors or `Debug`;
+//! - **application level** ([`NacosServiceDiscovery`]): the instances of an application
+//!   (service `<app>`) with their metadata, for Dubbo 3 application-level discovery;
 //! - **errors** ([`NacosError`]): garbage, refused and failed requests keep the last good list
 //!   and are retried.
 //!
@@ -93,6 +95,7 @@ pub mod client;
 pub mod config;
 mod config_center;
 pub mod convert;
+mod discovery;
 mod error;
 pub mod grpc;
 pub mod heartbeat;
@@ -106,6 +109,7 @@ pub use backend::{NacosBackend, NacosRegistry};
 pub use client::NacosClient;
 pub use config::NacosConfig;
 pub use config_center::NacosConfigCenter;
+pub use discovery::NacosServiceDiscovery;
 pub use error::NacosError;
 pub use grpc::GrpcNaming;
 pub use name::NacosServiceName;

@@ -14,6 +14,8 @@ pub(crate) struct RawHost<'a> {
     pub port: i64,
     #[serde(default = "yes")]
     pub enabled: bool,
+    #[serde(default = "yes")]
+    pub healthy: bool,
     #[serde(borrow, default)]
     pub metadata: Option<&'a RawValue>,
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use registry_core::backoff::Backoff;
-use registry_core::Url;
+use registry_core::{InstanceList, Url};
 use rustc_hash::FxHashMap;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -33,8 +33,30 @@ pub struct ServiceSnapshot {
     /// Enabled instances as provider URLs (sorted by ip, port); `None` until the first
     /// successful read. Kept across failures: a failing server never blanks the list.
     pub urls: Option<Arc<[Url]>>,
+    /// An application-level service's instances (sorted by ip, port; disabled ones included
+    /// with their flag), `None` until the first successful read or for interface-level
+    /// watches.
+    pub instances: Option<InstanceList>,
     /// The error of the last attempt, while reads fail.
     pub error: Option<NacosError>,
+}
+
+impl ServiceSnapshot {
+    /// Copies what `cache` holds after an apply; true when something changed (`changed`
+    /// says the cache's list did; an error is cleared).
+    pub(crate) fn take_from(&mut self, cache: &InstanceCache, changed: bool) -> bool {
+        let had_error = self.error.take().is_some();
+        if cache.is_instances_mode() {
+            if changed || self.instances.is_none() {
+                self.instances = cache.instances().cloned();
+                return true;
+            }
+        } else if changed || self.urls.is_none() {
+            self.urls = cache.urls().cloned();
+            return true;
+        }
+        had_error
+    }
 }
 
 /// A source of instance-list changes (polling today; push can implement it later).
@@ -43,6 +65,12 @@ pub trait ChangeSource: Send + Sync + Debug + 'static {
     /// value whenever the provider list or the error state changes. Watching stops when every
     /// receiver of the service is dropped.
     fn watch(&self, service: &str) -> watch::Receiver<ServiceSnapshot>;
+
+    /// Like [`ChangeSource::watch`] for an application-level service (an application name):
+    /// the snapshots carry [`ServiceSnapshot::instances`] instead of provider URLs. A name is
+    /// watched in one mode at a time (application names never look like the interface-level
+    /// `providers:...` names).
+    fn watch_instances(&self, service: &str) -> watch::Receiver<ServiceSnapshot>;
 }
 
 /// Polls `instance/list` for every watched service.
@@ -77,6 +105,16 @@ impl PollingSource {
 
 impl ChangeSource for PollingSource {
     fn watch(&self, service: &str) -> watch::Receiver<ServiceSnapshot> {
+        self.watch_mode(service, false)
+    }
+
+    fn watch_instances(&self, service: &str) -> watch::Receiver<ServiceSnapshot> {
+        self.watch_mode(service, true)
+    }
+}
+
+impl PollingSource {
+    fn watch_mode(&self, service: &str, instances: bool) -> watch::Receiver<ServiceSnapshot> {
         let mut map = self.services.lock();
         if let Some(tx) = map.get(service) {
             // A poller whose last receiver just went away is still running until it removes
@@ -90,6 +128,7 @@ impl ChangeSource for PollingSource {
         map.insert(service.to_owned(), tx.clone());
         let poller = Poller {
             client: self.client.clone(),
+            instances,
             service: service.to_owned(),
             interval: self.interval,
             tx,
@@ -103,6 +142,7 @@ impl ChangeSource for PollingSource {
 
 struct Poller {
     client: Arc<NacosClient>,
+    instances: bool,
     service: String,
     interval: Duration,
     tx: Arc<watch::Sender<ServiceSnapshot>>,
@@ -112,7 +152,11 @@ struct Poller {
 
 impl Poller {
     async fn run(self) {
-        let mut cache = InstanceCache::new();
+        let mut cache = if self.instances {
+            InstanceCache::for_instances()
+        } else {
+            InstanceCache::new()
+        };
         let mut failures: u32 = 0;
         loop {
             let result = self.poll_once(&mut cache).await;
@@ -167,16 +211,7 @@ impl Poller {
                 op: "instance/list",
                 reason: e.to_string(),
             })?;
-        let urls = cache.urls().cloned();
-        self.tx.send_if_modified(|s| {
-            let had_error = s.error.take().is_some();
-            if changed || s.urls.is_none() {
-                s.urls = urls;
-                true
-            } else {
-                had_error
-            }
-        });
+        self.tx.send_if_modified(|s| s.take_from(cache, changed));
         Ok(())
     }
 }

@@ -16,7 +16,7 @@ use crate::children::PathKind;
 use crate::config::ZkConfig;
 use crate::error::ZkError;
 use crate::paths;
-use crate::session::{self, Shared};
+use crate::session::{self, Registration, Shared};
 use crate::watch::{sync_service, PathWatch, RootWatch, Stop};
 
 /// The ZooKeeper backend: Dubbo's znode layout, persistent recursive watches with incremental
@@ -156,12 +156,12 @@ impl RegistryBackend for ZkBackend {
 
     async fn do_register(&self, url: &Url) -> registry_core::Result<()> {
         let path = paths::url_path(&self.shared.cfg.root, url);
-        let ephemeral = url.param_bool("dynamic", true);
+        let reg = Registration::empty(url.param_bool("dynamic", true));
         self.shared
             .registered
             .lock()
-            .insert(path.clone(), ephemeral);
-        session::create_node(&self.shared, &path, ephemeral)
+            .insert(path.clone(), reg.clone());
+        session::create_node(&self.shared, &path, &reg)
             .await
             .map_err(Into::into)
     }
@@ -221,10 +221,10 @@ impl RegistryBackend for ZkBackend {
             let mut r = self.shared.registered.lock();
             let paths = r
                 .iter()
-                .filter(|(_, e)| **e)
+                .filter(|(_, reg)| reg.ephemeral)
                 .map(|(p, _)| p.clone())
                 .collect();
-            r.retain(|_, e| !*e);
+            r.retain(|_, reg| !reg.ephemeral);
             paths
         };
         if let Ok(client) = self.shared.client() {

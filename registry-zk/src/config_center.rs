@@ -54,11 +54,19 @@ impl ZkConfigCenter {
     /// Errors: a bad URL; with `check=true` (default) no session within `timeout`.
     /// Must be called within a Tokio runtime.
     pub async fn connect(url: &Url) -> Result<ZkConfigCenter, ZkError> {
+        Self::connect_with_root(url, &config_root(url)).await
+    }
+
+    /// Like [`ZkConfigCenter::connect`], with keys under `root` instead of
+    /// `/<namespace>/config`: Dubbo's ZooKeeper metadata report keeps the same
+    /// `<root>/<group>/<key>` tree at `/<group of the URL>` (`/dubbo/mapping/<interface>`,
+    /// `/dubbo/metadata/<app>/<revision>`, see [`metadata_root`]).
+    pub async fn connect_with_root(url: &Url, root: &str) -> Result<ZkConfigCenter, ZkError> {
         let cfg = ZkConfig::from_url(url)?;
         let (shared, stop) = session::start(cfg, "zookeeper config centre").await?;
         Ok(ZkConfigCenter {
             shared,
-            root: config_root(url),
+            root: root.trim_end_matches('/').to_owned(),
             _stop: stop,
         })
     }
@@ -103,6 +111,20 @@ pub fn config_root(url: &Url) -> String {
         "/config".to_owned()
     } else {
         format!("/{ns}/config")
+    }
+}
+
+/// The root of Dubbo's ZooKeeper metadata report for `url`: `/` + its `group` (default
+/// `dubbo`), as `ZookeeperMetadataReport` computes it.
+pub fn metadata_root(url: &Url) -> String {
+    let g = url
+        .param("group")
+        .filter(|g| !g.is_empty())
+        .unwrap_or("dubbo");
+    if g.starts_with('/') {
+        g.to_owned()
+    } else {
+        format!("/{g}")
     }
 }
 
@@ -313,6 +335,11 @@ mod tests {
         assert_eq!(
             config_root(&u("zookeeper://127.0.0.1:2181?group=g1&namespace=ns")),
             "/ns/config"
+        );
+        assert_eq!(metadata_root(&u("zookeeper://127.0.0.1:2181")), "/dubbo");
+        assert_eq!(
+            metadata_root(&u("zookeeper://127.0.0.1:2181?group=g1")),
+            "/g1"
         );
     }
 }

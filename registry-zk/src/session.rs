@@ -33,14 +33,33 @@ pub(crate) struct ConnState {
     pub connected: bool,
 }
 
+/// One znode this client keeps registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Registration {
+    /// Ephemeral (dies with the session) or persistent.
+    pub ephemeral: bool,
+    /// The node's data (empty for Dubbo's interface-level registrations).
+    pub data: Arc<[u8]>,
+}
+
+impl Registration {
+    /// A registration without data.
+    pub fn empty(ephemeral: bool) -> Self {
+        Registration {
+            ephemeral,
+            data: Arc::from(Vec::new()),
+        }
+    }
+}
+
 /// State shared by the backend, its supervisor and its watch tasks.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub cfg: ZkConfig,
     pub conn: watch::Sender<ConnState>,
     pub generation: watch::Sender<u64>,
-    /// Registered znodes (path → ephemeral), re-created after reconnects and new sessions.
-    pub registered: Mutex<BTreeMap<String, bool>>,
+    /// Registered znodes, re-created after reconnects and new sessions.
+    pub registered: Mutex<BTreeMap<String, Registration>>,
     pub cancel: CancellationToken,
 }
 
@@ -138,9 +157,20 @@ fn tls_options(
 /// Creates (or replaces) one registration znode with the current client.
 ///
 /// A node left by a dead session is deleted and re-created; a node this session already owns,
-/// or an existing persistent node, is kept.
-pub(crate) async fn create_node(shared: &Shared, path: &str, ephemeral: bool) -> Result<()> {
+/// or an existing persistent node, is kept (its data set to `reg.data` when that is not
+/// empty: an application-level instance updating its revision).
+pub(crate) async fn create_node(shared: &Shared, path: &str, reg: &Registration) -> Result<()> {
     let client = shared.client()?;
+    let ephemeral = reg.ephemeral;
+    let set_data = || async {
+        if reg.data.is_empty() {
+            return Ok(());
+        }
+        match client.set_data(path, &reg.data, None).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(ZkError::op("set", path, e)),
+        }
+    };
     let acls = shared.acls();
     let mode = if ephemeral {
         CreateMode::Ephemeral
@@ -149,7 +179,7 @@ pub(crate) async fn create_node(shared: &Shared, path: &str, ephemeral: bool) ->
     };
     let opts = mode.with_acls(acls);
     for _ in 0..3 {
-        match client.create(path, &[], &opts).await {
+        match client.create(path, &reg.data, &opts).await {
             Ok(_) => return Ok(()),
             Err(zookeeper_client::Error::NoNode) => {
                 let parent = &path[..path.rfind('/').unwrap_or(0)];
@@ -162,11 +192,11 @@ pub(crate) async fn create_node(shared: &Shared, path: &str, ephemeral: bool) ->
             }
             Err(zookeeper_client::Error::NodeExists) => {
                 if !ephemeral {
-                    return Ok(());
+                    return set_data().await;
                 }
                 match client.check_stat(path).await {
                     Ok(Some(stat)) if stat.ephemeral_owner == client.session_id().0 => {
-                        return Ok(())
+                        return set_data().await;
                     }
                     Ok(Some(_)) => match client.delete(path, None).await {
                         Ok(()) | Err(zookeeper_client::Error::NoNode) => {}
@@ -188,17 +218,17 @@ pub(crate) async fn create_node(shared: &Shared, path: &str, ephemeral: bool) ->
 
 /// Re-creates every registration (idempotent: nodes this session owns are kept).
 async fn restore_registrations(shared: Arc<Shared>) {
-    let all: Vec<(String, bool)> = shared
+    let all: Vec<(String, Registration)> = shared
         .registered
         .lock()
         .iter()
-        .map(|(p, e)| (p.clone(), *e))
+        .map(|(p, r)| (p.clone(), r.clone()))
         .collect();
-    for (path, ephemeral) in all {
+    for (path, reg) in all {
         if !shared.registered.lock().contains_key(&path) {
             continue;
         }
-        if let Err(e) = create_node(&shared, &path, ephemeral).await {
+        if let Err(e) = create_node(&shared, &path, &reg).await {
             tracing::warn!(error = %e, "re-registration failed; retried on the next reconnect");
             continue;
         }

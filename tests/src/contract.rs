@@ -284,6 +284,7 @@ pub fn consumer_url(iface: &str, categories: &str, extra: &str) -> Url {
 pub struct Watch {
     sub: Subscription,
     latest: BTreeMap<String, Vec<Url>>,
+    history: Vec<registry_core::Notification>,
     ended: bool,
 }
 
@@ -302,6 +303,7 @@ impl Watch {
         Watch {
             sub,
             latest: BTreeMap::new(),
+            history: Vec::new(),
             ended: false,
         }
     }
@@ -340,6 +342,27 @@ impl Watch {
         self.ended
     }
 
+    /// Every notification applied so far, in order.
+    pub fn history(&self) -> &[registry_core::Notification] {
+        &self.history
+    }
+
+    /// Applies the notifications already queued, without waiting.
+    pub fn drain(&mut self) {
+        while let Some(n) = self.sub.try_next() {
+            self.apply(n);
+        }
+    }
+
+    fn apply(&mut self, n: registry_core::Notification) {
+        assert!(
+            !n.urls.is_empty(),
+            "a notification with an empty list (must be empty://)"
+        );
+        self.latest.insert(n.category.to_string(), n.urls.to_vec());
+        self.history.push(n);
+    }
+
     /// Applies notifications until the `providers` addresses are exactly `addrs`; panics
     /// after `timeout` naming `what`.
     pub async fn until_providers(&mut self, what: &str, timeout: Duration, addrs: &[&str]) {
@@ -370,13 +393,7 @@ impl Watch {
                 );
             }
             match tokio::time::timeout(left, self.sub.next()).await {
-                Ok(Some(n)) => {
-                    assert!(
-                        !n.urls.is_empty(),
-                        "a notification with an empty list (must be empty://)"
-                    );
-                    self.latest.insert(n.category.to_string(), n.urls.to_vec());
-                }
+                Ok(Some(n)) => self.apply(n),
                 Ok(None) => {
                     self.ended = true;
                     if !pred(self) {

@@ -63,11 +63,12 @@ enum Op {
         #[command(flatten)]
         target: Target,
         /// The value.
-        #[arg(long, conflicts_with = "file")]
+        #[arg(long, conflicts_with = "value_file")]
         value: Option<String>,
         /// Read the value from this file (`-` = stdin, the default).
-        #[arg(long)]
-        file: Option<String>,
+        // Its own argument id: `file` is the registry source's (`--registry-file`).
+        #[arg(long = "file", value_name = "FILE")]
+        value_file: Option<String>,
     },
     /// Deletes the key (a missing key is fine).
     Delete(Target),
@@ -150,10 +151,10 @@ async fn run_async(a: Args) -> anyhow::Result<ExitCode> {
         Op::Put {
             mut target,
             value,
-            file,
+            value_file,
         } => {
             target.resolve()?;
-            let text = match (value, file.as_deref()) {
+            let text = match (value, value_file.as_deref()) {
                 (Some(v), _) => v,
                 (None, Some(f)) if f != "-" => {
                     std::fs::read_to_string(f).with_context(|| format!("cannot read {f}"))?

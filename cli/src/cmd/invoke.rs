@@ -1,9 +1,13 @@
 //! `dubbo-registry invoke <TARGET> <SERVICE> <METHOD> [ARGS_JSON]`: call a real provider.
 //!
 //! - TARGET is a registry URL (`zookeeper://`, `nacos://`, `memory://`): subscribe as a
-//!   Dubbo consumer of SERVICE with exactly the given group/version (absent means absent) and
-//!   call through directory → cluster (failover, Dubbo's 2 retries) → load balance → filters
-//!   → protocol invoker. Or a provider URL (`dubbo://host:port[/SERVICE][?params]`): refer
+//!   Dubbo 3.3 consumer of SERVICE with exactly the given group/version (absent means absent):
+//!   both discovery levels in the migration step of the config centre's rule (default
+//!   `APPLICATION_FIRST`, or `--migration`; application level only for `registry-type=service`),
+//!   with the config centre's routing and override rules, and call through directory →
+//!   cluster (failover, Dubbo's 2 retries) → load balance → filters → protocol invoker. The
+//!   output names the provider that answered and where it came from (interface level, or the
+//!   application and revision). Or a provider URL (`dubbo://host:port[/SERVICE][?params]`): refer
 //!   it directly and call once. `--retries N` overrides both.
 //! - The arguments are a JSON array; `--types` gives the Java parameter types, else they are
 //!   inferred ([`protocol_dubbo::infer_java_types`]). A normal call (method + descriptor), or
@@ -14,29 +18,34 @@
 //!   serialization error (exit 2) that names the limit. Results print as they are written
 //!   (no copy of the whole text in memory).
 //!
-//! Built on the front door: a registry TARGET becomes a [`dubbo_consumer::Reference`], and
-//! providers are referred through [`dubbo_consumer::Protocols`] ([`protocols`]: `dubbo`, and
-//! `tri` with the Triple options); another protocol plugs in with one entry there.
+//! Providers are referred through the front door's [`dubbo_consumer::Protocols`]
+//! ([`protocols`]: `dubbo`, and `tri` with the Triple options); another protocol plugs in with
+//! one entry there.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
-use dubbo_consumer::{Protocols, Reference, ReferenceBuilder};
-use invoker::directory::Directory;
+use dubbo_consumer::Protocols;
+use invoker::cluster;
+use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
 use invoker::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
 use registry_core::Url;
 use serde_json::{json, Value};
 
+use crate::config_factory;
+use crate::levels::{Level, Levels, Source};
 use crate::registry_factory::{self, REGISTRY_URL_HELP};
 use crate::safe_text::{escape, escape_keep_lines};
+use app_discovery::{MigrationReference, ReferenceConfig};
+use invoker::rpc::Invoker;
 use registry_core::url::secret::redact;
 
 /// Registry URL schemes (anything else is a provider URL).
-const REGISTRY_PROTOCOLS: &[&str] = &["zookeeper", "nacos", "memory"];
+const REGISTRY_PROTOCOLS: &[&str] = &["zookeeper", "nacos", "memory", "service-discovery-registry"];
 /// Dubbo's default `retries` for failover.
-const DEFAULT_RETRIES: u32 = 2;
+const DEFAULT_RETRIES: i64 = 2;
 
 /// Arguments of `invoke`.
 #[derive(Debug, clap::Args)]
@@ -101,6 +110,14 @@ pub struct Args {
     /// Seconds to wait for the registry and its first provider list.
     #[arg(long, default_value_t = 10)]
     registry_timeout: u64,
+    /// The migration step when the config centre has no rule: FORCE_INTERFACE,
+    /// APPLICATION_FIRST (Dubbo 3.3's default) or FORCE_APPLICATION (the reference's
+    /// `migration.step`).
+    #[arg(long, value_name = "STEP")]
+    migration: Option<String>,
+    /// The consumer application (the migration rule is `<application>.migration`).
+    #[arg(long, default_value = "dubbo-registry-invoke")]
+    application: String,
     /// Triple (`tri://`) options (`--proto`).
     #[command(flatten)]
     triple: super::invoke_triple::TripleArgs,
@@ -246,6 +263,39 @@ fn invocation(a: &Args) -> anyhow::Result<Invocation> {
     Ok(inv)
 }
 
+fn consumer_url(a: &Args) -> Url {
+    let mut b = Url::builder("consumer")
+        .host("127.0.0.1")
+        .path(&a.service)
+        .param("interface", &a.service)
+        .param("side", "consumer")
+        .param("category", "providers,configurators,routers")
+        .param("check", "false")
+        .param("application", &a.application)
+        .param("dubbo", "2.0.2")
+        .param("release", "3.3.1");
+    if let Some(g) = &a.group {
+        b = b.param("group", g);
+    }
+    if let Some(v) = &a.version {
+        b = b.param("version", v);
+    }
+    if let Some(p) = &a.protocol {
+        b = b.param("protocol", p);
+    }
+    if let Some(t) = a.timeout {
+        b = b.param("timeout", &t.to_string());
+    }
+    if let Some(m) = &a.migration {
+        b = b.param("migration.step", m);
+    }
+    b = b.param(
+        "retries",
+        &a.retries.map_or(DEFAULT_RETRIES, i64::from).to_string(),
+    );
+    b.build()
+}
+
 fn provider_url(a: &Args) -> anyhow::Result<Url> {
     let mut u = Url::parse(&a.target)
         .map_err(|e| anyhow!("invalid provider URL {:?}: {e}", redact(&a.target)))?;
@@ -274,7 +324,78 @@ struct Opened {
     provider: Option<String>,
     attempts: u32,
     reference: Option<Reference>,
-    registry: Option<Arc<dyn registry_core::Registry>>,
+}
+
+/// A reference through a registry: both levels, the migration, what served the last call.
+struct Reference {
+    migration: app_discovery::MigrationReference,
+    levels: Levels,
+    served: Arc<parking_lot::Mutex<Option<Url>>>,
+}
+
+impl Reference {
+    /// The provider that answered the last call and where it came from.
+    fn served(&self) -> Option<(String, Source)> {
+        let url = self.served.lock().clone()?;
+        let addr = url.address().unwrap_or_default();
+        let d = self.migration.directory();
+        let in_dir = |dir: Option<Arc<RegistryDirectory>>| {
+            dir.is_some_and(|d| {
+                d.invoker_urls().iter().any(|u| {
+                    u.address() == url.address()
+                        && u.path() == url.path()
+                        && u.protocol() == url.protocol()
+                })
+            })
+        };
+        let source = match &self.levels.app {
+            Some(app) if in_dir(d.application_directory()) => Source::of(app, &url),
+            _ => Source::Interface,
+        };
+        Some((addr, source))
+    }
+}
+
+/// Refers through `inner` and remembers the URL of the invoker that answered last.
+#[derive(Debug)]
+struct Tracking {
+    inner: Arc<dyn InvokerFactory>,
+    served: Arc<parking_lot::Mutex<Option<Url>>>,
+}
+
+impl InvokerFactory for Tracking {
+    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
+        Ok(Arc::new(Tracked {
+            inner: self.inner.refer(provider)?,
+            served: self.served.clone(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct Tracked {
+    inner: SharedInvoker,
+    served: Arc<parking_lot::Mutex<Option<Url>>>,
+}
+
+#[async_trait::async_trait]
+impl Invoker for Tracked {
+    fn url(&self) -> &Url {
+        self.inner.url()
+    }
+    fn is_available(&self) -> bool {
+        self.inner.is_available()
+    }
+    async fn invoke(&self, invocation: &Invocation) -> RpcResult {
+        let r = self.inner.invoke(invocation).await;
+        if r.is_ok() || r.as_ref().is_err_and(|e| e.is_biz()) {
+            *self.served.lock() = Some(self.inner.url().clone());
+        }
+        r
+    }
+    fn destroy(&self) {
+        self.inner.destroy()
+    }
 }
 
 impl Opened {
@@ -293,58 +414,65 @@ impl Opened {
 
     async fn close(self) {
         match self.reference {
-            Some(r) => r.destroy(),
+            Some(r) => {
+                r.migration.destroy().await;
+                r.levels.destroy().await;
+            }
             None => self.invoker.destroy(),
-        }
-        if let Some(r) = self.registry {
-            r.destroy().await;
         }
     }
 }
 
 async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
     let wait = Duration::from_secs(a.registry_timeout.max(1));
-    let registry = registry_factory::connect(&a.target, wait).await?;
-    let reference = reference(a)?
-        .build(registry.clone())
-        .await
-        .map_err(|e| anyhow!("{e}"))?;
-    reference.directory().wait_ready().await;
+    let levels = Levels::connect(&a.target, Level::All, wait, wait).await?;
+    let cc = match config_factory::for_registry(&a.target, None, wait).await {
+        Ok(cc) => cc,
+        Err(e) => {
+            tracing::warn!(error = %e, "no config centre: no migration or governance rules");
+            None
+        }
+    };
+    let consumer = consumer_url(a);
+    let served = Arc::new(parking_lot::Mutex::new(None));
+    let factory: Arc<dyn InvokerFactory> = Arc::new(Tracking {
+        inner: Arc::new(protocols(a)?),
+        served: served.clone(),
+    });
+    let migration = MigrationReference::open(ReferenceConfig {
+        consumer,
+        factory,
+        options: DirectoryOptions {
+            register: false,
+            ready_timeout: wait,
+            ..DirectoryOptions::default()
+        },
+        interface_registry: levels.interface.clone(),
+        app_registry: levels.app.clone(),
+        config_center: cc,
+        rule_wait: wait,
+    })
+    .await
+    .map_err(|e| {
+        anyhow!(
+            "subscribe to {} in {} failed: {e}",
+            a.service,
+            redact(&a.target)
+        )
+    })?;
+    let dir = migration.directory();
+    dir.wait_ready().await;
+    let invoker = cluster::join(dir as Arc<dyn Directory>);
     Ok(Opened {
-        invoker: reference.invoker(),
+        invoker,
         provider: None,
         attempts: 1,
-        reference: Some(reference),
-        registry: Some(registry),
+        reference: Some(Reference {
+            migration,
+            levels,
+            served,
+        }),
     })
-}
-
-/// The reference through a registry: exactly the given group/version (absent means absent),
-/// the consumer not registered, no provider yet is no error (the call then says "No
-/// provider available"), Dubbo's 2 retries unless `--retries`.
-fn reference(a: &Args) -> anyhow::Result<ReferenceBuilder> {
-    let mut b = Reference::builder(a.service.as_str())
-        .host("127.0.0.1")
-        .application("dubbo-registry-invoke")
-        .check(false)
-        .register_consumer(false)
-        .ready_timeout(Duration::from_secs(a.registry_timeout.max(1)))
-        .without_config_center()
-        .protocols(protocols(a)?)
-        .retries(a.retries.unwrap_or(DEFAULT_RETRIES));
-    if let Some(g) = &a.group {
-        b = b.group(g);
-    }
-    if let Some(v) = &a.version {
-        b = b.version(v);
-    }
-    if let Some(p) = &a.protocol {
-        b = b.protocol(p);
-    }
-    if let Some(t) = a.timeout {
-        b = b.timeout(Duration::from_millis(t));
-    }
-    Ok(b)
 }
 
 fn open_direct(a: &Args) -> anyhow::Result<Opened> {
@@ -361,7 +489,6 @@ fn open_direct(a: &Args) -> anyhow::Result<Opened> {
         provider: url.address(),
         attempts: 1 + a.retries.unwrap_or(0),
         reference: None,
-        registry: None,
     })
 }
 
@@ -498,20 +625,32 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
         let start = Instant::now();
         let result = opened.call(&inv).await;
         let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-        let provider = opened.provider.clone();
+        let (provider, source) = match opened.reference.as_ref().and_then(Reference::served) {
+            Some((p, s)) => (Some(p), Some(s)),
+            None => (opened.provider.clone(), None),
+        };
         opened.close().await;
-        Ok(print(&a, result, provider, elapsed_ms))
+        Ok(print(&a, result, provider, source, elapsed_ms))
     })
 }
 
-fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64) -> ExitCode {
+fn print(
+    a: &Args,
+    result: RpcResult,
+    provider: Option<String>,
+    source: Option<Source>,
+    elapsed_ms: f64,
+) -> ExitCode {
     match result {
         Ok(r) => {
             if a.json {
                 let mut o = serde_json::Map::new();
                 o.insert("result".into(), r.value);
-                if let Some(p) = provider {
+                if let Some(p) = &provider {
                     o.insert("provider".into(), json!(p));
+                }
+                if let Some(s) = &source {
+                    s.json_fields(&mut o);
                 }
                 o.insert(
                     "elapsed_ms".into(),
@@ -524,7 +663,12 @@ fn print(a: &Args, result: RpcResult, provider: Option<String>, elapsed_ms: f64)
                     Value::String(s) => println!("{}", escape_keep_lines(s)),
                     v => print_pretty(v),
                 }
-                eprintln!("(ok in {elapsed_ms:.1} ms)");
+                match (&provider, &source) {
+                    (Some(p), Some(s)) => {
+                        eprintln!("(ok in {elapsed_ms:.1} ms from {p}, {})", s.short())
+                    }
+                    _ => eprintln!("(ok in {elapsed_ms:.1} ms)"),
+                }
             }
             ExitCode::SUCCESS
         }

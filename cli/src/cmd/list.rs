@@ -1,4 +1,6 @@
-//! `dubbo-registry list <REGISTRY> <SERVICE>`: the current URLs of a service, per category.
+//! `dubbo-registry list <REGISTRY> <SERVICE>`: the current URLs of a service, per category,
+//! from the interface level and the application level (`--level`), each row saying where it
+//! came from (`interface`, or the application and revision).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -6,6 +8,7 @@ use std::time::Duration;
 use registry_core::Url;
 use serde_json::json;
 
+use crate::levels::{Level, Levels, Source};
 use crate::registry_factory::{self, RegistrySource, REGISTRY_URL_HELP};
 use crate::safe_text::escape;
 
@@ -36,6 +39,10 @@ pub struct Filter {
     /// Seconds to wait for the registry before failing.
     #[arg(long, default_value_t = 10)]
     pub timeout: u64,
+    /// Which registrations to read: interface, application or all (default; a
+    /// registry-type=service registry has only the application level).
+    #[arg(long, value_enum, default_value_t = Level::All)]
+    pub level: Level,
 }
 
 impl Filter {
@@ -70,7 +77,8 @@ impl Filter {
 pub struct Args {
     #[command(flatten)]
     filter: Filter,
-    /// Print a JSON array of {url, category, address, interface, group, version} sorted by url.
+    /// Print a JSON array of {url, category, address, interface, group, version, level,
+    /// application, revision} sorted by url.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -83,6 +91,7 @@ struct Row {
     category: String,
     url: Url,
     text: String,
+    source: Source,
 }
 
 /// Lists the current URLs; exit 0 (also when there are none).
@@ -94,27 +103,37 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     let rt = super::runtime()?;
     rt.block_on(async {
         let consumer = a.filter.consumer()?;
-        let registry =
-            registry_factory::connect_read_only(&a.filter.registry, a.filter.timeout()).await?;
-        let sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
-            .await
-            .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
-            .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
-        let mut sub = sub;
-        // The initial notifications are queued before `subscribe` returns.
+        let levels = Levels::connect_read_only(
+            &a.filter.registry,
+            a.filter.level,
+            a.filter.timeout(),
+            a.filter.timeout(),
+        )
+        .await?;
         let mut rows = Vec::new();
-        while let Some(n) = sub.try_next() {
-            rows.retain(|r: &Row| r.category != *n.category);
-            for u in n.urls.iter().filter(|u| u.protocol() != Some("empty")) {
-                rows.push(Row {
-                    category: n.category.to_string(),
-                    url: u.clone(),
-                    text: u.to_string(),
-                });
+        if let Some(registry) = &levels.interface {
+            let sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
+                .await
+                .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
+                .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
+            let mut sub = sub;
+            // The initial notifications are queued before `subscribe` returns.
+            while let Some(n) = sub.try_next() {
+                rows.retain(|r: &Row| r.category != *n.category);
+                for u in n.urls.iter().filter(|u| u.protocol() != Some("empty")) {
+                    rows.push(Row {
+                        category: n.category.to_string(),
+                        url: u.clone(),
+                        text: u.to_string(),
+                        source: Source::Interface,
+                    });
+                }
             }
         }
-        drop(sub);
-        registry.destroy().await;
+        if let Some(app) = &levels.app {
+            rows.extend(app_rows(app, &consumer, a.filter.timeout()).await?);
+        }
+        levels.destroy().await;
         rows.sort_by(|x, y| {
             x.text
                 .cmp(&y.text)
@@ -124,14 +143,18 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
             let out: Vec<_> = rows
                 .iter()
                 .map(|r| {
-                    json!({
+                    let mut o = json!({
                         "url": r.text,
                         "category": r.category,
                         "address": r.url.address(),
                         "interface": r.url.service_interface(),
                         "group": r.url.group(),
                         "version": r.url.version(),
-                    })
+                    });
+                    if let Some(m) = o.as_object_mut() {
+                        r.source.json_fields(m);
+                    }
+                    o
                 })
                 .collect();
             println!("{}", serde_json::to_string_pretty(&out)?);
@@ -142,16 +165,58 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The application-level providers of `consumer` (the category filter applies: only
+/// `providers` exist at this level).
+async fn app_rows(
+    app: &app_discovery::ServiceDiscoveryRegistry,
+    consumer: &Url,
+    timeout: std::time::Duration,
+) -> anyhow::Result<Vec<Row>> {
+    use registry_core::Registry;
+    let cats = consumer.param_or("category", "providers");
+    if !registry_core::matching::is_match_category("providers", cats) {
+        return Ok(Vec::new());
+    }
+    let iface = consumer.service_interface().unwrap_or("");
+    if iface.is_empty() || iface == "*" {
+        return Ok(Vec::new());
+    }
+    let consumer = consumer.with_param("category", "providers");
+    let mut sub = tokio::time::timeout(timeout, app.subscribe(&consumer))
+        .await
+        .map_err(|_| anyhow::anyhow!("application-level subscribe timed out after {timeout:?}"))?
+        .map_err(|e| anyhow::anyhow!("application-level subscribe failed: {e}"))?;
+    let mut latest: Vec<Url> = Vec::new();
+    while let Some(n) = sub.try_next() {
+        latest = n
+            .urls
+            .iter()
+            .filter(|u| u.protocol() != Some("empty"))
+            .cloned()
+            .collect();
+    }
+    Ok(latest
+        .into_iter()
+        .map(|u| Row {
+            category: "providers".into(),
+            text: u.to_string(),
+            source: Source::of(app, &u),
+            url: u,
+        })
+        .collect())
+}
+
 fn print_table(rows: &[Row]) {
     if rows.is_empty() {
         println!("(no URLs)");
         return;
     }
-    let cells: Vec<[String; 5]> = rows
+    let cells: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
             [
                 escape(&r.category).into_owned(),
+                r.source.short(),
                 escape(&r.url.address().unwrap_or_default()).into_owned(),
                 escape(r.url.group().unwrap_or("-")).into_owned(),
                 escape(r.url.version().unwrap_or("-")).into_owned(),
@@ -159,29 +224,31 @@ fn print_table(rows: &[Row]) {
             ]
         })
         .collect();
-    let head = ["CATEGORY", "ADDRESS", "GROUP", "VERSION", "URL"];
+    let head = ["CATEGORY", "SOURCE", "ADDRESS", "GROUP", "VERSION", "URL"];
     let mut w = head.map(str::len);
     for c in &cells {
-        for i in 0..4 {
+        for i in 0..5 {
             w[i] = w[i].max(c[i].len());
         }
     }
-    let line = |c: [&str; 5]| {
+    let line = |c: [&str; 6]| {
         println!(
-            "{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {}",
+            "{:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:<w4$}  {}",
             c[0],
             c[1],
             c[2],
             c[3],
             c[4],
+            c[5],
             w0 = w[0],
             w1 = w[1],
             w2 = w[2],
-            w3 = w[3]
+            w3 = w[3],
+            w4 = w[4]
         );
     };
     line(head);
     for c in &cells {
-        line([&c[0], &c[1], &c[2], &c[3], &c[4]]);
+        line([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]]);
     }
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod apps;
 pub mod config;
 pub mod demo;
 pub mod invoke;

@@ -1,7 +1,10 @@
 //! `dubbo-registry watch <REGISTRY> <SERVICE>`: follow changes until Ctrl-C.
 //!
-//! `--json` prints NDJSON, one `{"category":..,"urls":[..]}` line per notification. The human
-//! form prints, per notification, the time, the category and `+`/`-` lines for what changed.
+//! `--json` prints NDJSON, one `{"category":..,"urls":[..]}` line per notification; lines of
+//! the application level (followed beside the interface level by default, see `--level`) also
+//! say `"level":"application"`. The human form prints, per notification, the time, the
+//! category (`providers [application]` for the application level) and `+`/`-` lines for what
+//! changed; an added application-level provider names its application and revision.
 //!
 //! Each provider is rendered once and its printable form kept ([`view`]), so a change among
 //! 10k providers renders one URL.
@@ -10,9 +13,12 @@ mod view;
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use super::list::Filter;
-use crate::registry_factory::{self, REGISTRY_URL_HELP};
+use crate::levels::{Levels, Source};
+use crate::registry_factory::REGISTRY_URL_HELP;
+use registry_core::{Registry, Subscription, Url};
 use view::{Diff, View};
 
 /// Arguments of `watch`.
@@ -44,40 +50,104 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
 async fn watch(a: Args) -> anyhow::Result<ExitCode> {
     let mut interrupt = super::Interrupt::install().await;
     let consumer = a.filter.consumer()?;
-    let registry =
-        registry_factory::connect_read_only(&a.filter.registry, a.filter.timeout()).await?;
-    let mut sub = tokio::time::timeout(a.filter.timeout(), registry.subscribe(&consumer))
-        .await
-        .map_err(|_| anyhow::anyhow!("subscribe timed out after {:?}", a.filter.timeout()))?
-        .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))?;
-    let mut view = View::new(a.json);
+    let levels = Levels::connect_read_only(
+        &a.filter.registry,
+        a.filter.level,
+        a.filter.timeout(),
+        a.filter.timeout(),
+    )
+    .await?;
+    let timeout = a.filter.timeout();
+    let subscribe = |r: Arc<dyn Registry>, c: Url| async move {
+        tokio::time::timeout(timeout, r.subscribe(&c))
+            .await
+            .map_err(|_| anyhow::anyhow!("subscribe timed out after {timeout:?}"))?
+            .map_err(|e| anyhow::anyhow!("subscribe failed: {e}"))
+    };
+    let mut iface: Option<(Subscription, View)> = match &levels.interface {
+        Some(r) => Some((
+            subscribe(r.clone(), consumer.clone()).await?,
+            View::new(a.json),
+        )),
+        None => None,
+    };
+    let app_consumer = consumer.with_param("category", "providers");
+    let app_wanted = registry_core::matching::is_match_category(
+        "providers",
+        consumer.param_or("category", "providers"),
+    ) && consumer
+        .service_interface()
+        .is_some_and(|i| !i.is_empty() && i != "*");
+    let mut app: Option<(Subscription, View)> = match &levels.app {
+        Some(r) if app_wanted => Some((
+            subscribe(Arc::new(r.clone()), app_consumer).await?,
+            View::with_level(a.json, "application"),
+        )),
+        _ => None,
+    };
     let code = loop {
-        let n = tokio::select! {
+        let (n, is_app) = tokio::select! {
             biased;
             _ = interrupt.wait() => break ExitCode::SUCCESS,
-            n = sub.next() => n,
+            n = next(&mut iface) => (n, false),
+            n = next(&mut app) => (n, true),
         };
         let Some(n) = n else {
             eprintln!("registry ended the subscription");
             break ExitCode::FAILURE;
         };
+        let Some((_, view)) = (if is_app { app.as_mut() } else { iface.as_mut() }) else {
+            continue;
+        };
         let mut out = std::io::stdout().lock();
         if a.json {
             view.write_json(&n, &mut out)?;
         } else {
-            print_diff(&mut out, &n.category, &view.diff(&n))?;
+            let label = if is_app {
+                format!("{} [application]", n.category)
+            } else {
+                n.category.to_string()
+            };
+            let d = view.diff(&n);
+            let sources = match (&levels.app, is_app) {
+                (Some(r), true) => d
+                    .added
+                    .iter()
+                    .map(|t| {
+                        Url::parse(t)
+                            .map(|u| Source::of(r, &u).short())
+                            .unwrap_or_default()
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            print_diff(&mut out, &label, &d, &sources)?;
         }
         out.flush()?;
     };
-    drop(sub);
-    registry.destroy().await;
+    drop(iface);
+    drop(app);
+    levels.destroy().await;
     Ok(code)
+}
+
+/// The next notification of `s`; pending forever without a subscription.
+async fn next(s: &mut Option<(Subscription, View)>) -> Option<registry_core::Notification> {
+    match s {
+        Some((sub, _)) => sub.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The human form of one notification: the time, the category, the count, then `-` and `+`
 /// lines (each group sorted), written in pieces of [`view::CHUNK`] bytes (a first list of 10k
 /// providers is never built as one string).
-fn print_diff(out: &mut impl Write, category: &str, d: &Diff) -> std::io::Result<()> {
+fn print_diff(
+    out: &mut impl Write,
+    category: &str,
+    d: &Diff,
+    added_sources: &[String],
+) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::with_capacity(view::CHUNK, out);
     writeln!(
         w,
@@ -87,9 +157,16 @@ fn print_diff(out: &mut impl Write, category: &str, d: &Diff) -> std::io::Result
         if d.count == 1 { "" } else { "s" }
     )?;
     for (sign, texts) in [("  - ", &d.removed), ("  + ", &d.added)] {
-        for t in texts {
+        for (i, t) in texts.iter().enumerate() {
             w.write_all(sign.as_bytes())?;
             w.write_all(t.as_bytes())?;
+            if sign == "  + " {
+                if let Some(s) = added_sources.get(i).filter(|s| !s.is_empty()) {
+                    w.write_all(b"  (")?;
+                    w.write_all(s.as_bytes())?;
+                    w.write_all(b")")?;
+                }
+            }
             w.write_all(b"\n")?;
         }
     }

@@ -10,6 +10,9 @@ pub use tests::dubbo2_peers as dubbo;
 /// The value table and helpers of the interop tests with the real Java and Go Dubbo peers.
 pub mod interop;
 
+/// Helpers of the application-level tests against the real Java peers.
+pub mod app;
+
 /// The grpcio and Node Triple peers and the test `.proto` files.
 pub use tests::triple_peers as triple;
 

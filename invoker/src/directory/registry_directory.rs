@@ -67,9 +67,9 @@ pub struct RegistryDirectory {
     directory_url: ArcSwap<Url>,
     state: Mutex<State>,
     ready: watch::Sender<bool>,
+    /// Increases with every snapshot published (providers, rules, forbidden, destroyed).
+    changes: watch::Sender<u64>,
     provider_apps: watch::Sender<Vec<String>>,
-    /// Counts published snapshots (for [`RegistryDirectory::watch_snapshots`]).
-    generation: watch::Sender<u64>,
     destroyed: AtomicBool,
     cancel: CancellationToken,
     registration: Mutex<Option<(Arc<dyn Registry>, Url)>>,
@@ -126,8 +126,8 @@ impl RegistryDirectory {
             factory
         };
         let (ready, _) = watch::channel(false);
+        let (changes, _) = watch::channel(0u64);
         let (provider_apps, _) = watch::channel(Vec::new());
-        let (generation, _) = watch::channel(0);
         let joiner = options.group_joiner.clone().unwrap_or_else(|| {
             Arc::new(crate::cluster::ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>
         });
@@ -143,8 +143,8 @@ impl RegistryDirectory {
             snapshot: ArcSwap::from_pointee(Snapshot::empty(Phase::Waiting)),
             state: Mutex::new(State::default()),
             ready,
+            changes,
             provider_apps,
-            generation,
             destroyed: AtomicBool::new(false),
             cancel: CancellationToken::new(),
             registration: Mutex::new(None),
@@ -343,13 +343,6 @@ impl RegistryDirectory {
         self.provider_apps.subscribe()
     }
 
-    /// A change notification for the snapshot [`Directory::list`] reads: the receiver sees a
-    /// new value (a count) after every published snapshot (new providers, rules,
-    /// configurators) and after [`RegistryDirectory::destroy`].
-    pub fn watch_snapshots(&self) -> watch::Receiver<u64> {
-        self.generation.subscribe()
-    }
-
     /// The router URLs last notified (kept even without a router factory).
     pub fn router_urls(&self) -> Vec<Url> {
         self.state.lock().router_urls.clone()
@@ -379,6 +372,23 @@ impl RegistryDirectory {
     /// True once [`RegistryDirectory::destroy`] ran (or the directory was dropped).
     pub fn is_destroyed(&self) -> bool {
         self.destroyed.load(Ordering::Acquire)
+    }
+
+    /// Number of invokers of the current snapshot, before routing (Dubbo's
+    /// `getAllInvokers().size()`); 0 while waiting, forbidden or destroyed. No lock.
+    pub fn invoker_count(&self) -> usize {
+        self.snapshot.load().all.len()
+    }
+
+    /// A change notification for the snapshot [`Directory::list`] reads: the receiver sees a
+    /// new value (a count) after every published snapshot (a providers list, a rule or
+    /// configurator change, `empty://`) and after [`RegistryDirectory::destroy`].
+    pub fn watch_changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|g| *g += 1);
     }
 
     /// True once the first providers notification was applied (or the directory was
@@ -526,6 +536,7 @@ impl RegistryDirectory {
             let retired = st.table.clear();
             self.snapshot
                 .store(Arc::new(Snapshot::empty(Phase::Forbidden)));
+            self.changed();
             self.mark_ready();
             destroy_all(retired);
             return;
@@ -641,7 +652,7 @@ impl RegistryDirectory {
     fn store_snapshot(&self, snap: Snapshot) {
         self.snapshot.store(Arc::new(snap));
         crate::metrics::snapshot_published();
-        self.generation.send_modify(|g| *g += 1);
+        self.changed();
     }
 
     fn update_provider_apps(&self, st: &State) {
@@ -685,7 +696,7 @@ impl RegistryDirectory {
         };
         self.snapshot
             .store(Arc::new(Snapshot::empty(Phase::Destroyed)));
-        self.generation.send_modify(|g| *g += 1);
+        self.changed();
         self.mark_ready();
         destroy_all(retired);
         self.unregister_in_background();

@@ -26,6 +26,7 @@ use rustc_hash::FxHashMap;
 
 use crate::invoker_set::{now_ms, InvokerSet, StaticWeights};
 use crate::rpc::Invocation;
+use crate::status::{MAX_TRACKED_METHODS, OVERFLOW_METHOD};
 
 mod consistent_hash;
 mod java_string;
@@ -320,7 +321,9 @@ fn pick_min<K: PartialOrd + Copy>(
     })
 }
 
-/// Per-(service key, method) state of a balancer, found without allocating.
+/// Per-(service key, method) state of a balancer, found without allocating. Method names come
+/// from callers: a service key keeps state for at most [`MAX_TRACKED_METHODS`] names, and
+/// further names share the state of [`OVERFLOW_METHOD`].
 #[derive(Debug)]
 pub(crate) struct KeyedCache<V> {
     map: RwLock<FxHashMap<Arc<str>, PerMethod<V>>>,
@@ -354,21 +357,73 @@ impl<V> KeyedCache<V> {
         }
         let v = {
             let mut m = self.map.write();
-            m.entry(service_key.clone())
-                .or_default()
-                .entry(Box::from(method))
+            let per = m.entry(service_key.clone()).or_default();
+            let key = if per.len() >= MAX_TRACKED_METHODS && !per.contains_key(method) {
+                OVERFLOW_METHOD
+            } else {
+                method
+            };
+            per.entry(Box::from(key))
                 .or_insert_with(|| Arc::new(make()))
                 .clone()
         };
         f(&v)
     }
 
-    /// The state of (`service_key`, `method`) if it exists.
+    /// How many method names `service_key` keeps state for (the overflow entry included).
+    #[cfg(test)]
+    fn tracked(&self, service_key: &str) -> usize {
+        self.map.read().get(service_key).map_or(0, |x| x.len())
+    }
+
+    /// The state of (`service_key`, `method`) if it exists (a name past the bound: the
+    /// overflow state).
     pub(crate) fn get(&self, service_key: &str, method: &str) -> Option<Arc<V>> {
-        self.map
-            .read()
-            .get(service_key)
-            .and_then(|x| x.get(method))
+        let m = self.map.read();
+        let per = m.get(service_key)?;
+        per.get(method)
+            .or_else(|| {
+                (per.len() >= MAX_TRACKED_METHODS)
+                    .then(|| per.get(OVERFLOW_METHOD))
+                    .flatten()
+            })
             .cloned()
+    }
+}
+
+#[cfg(test)]
+mod keyed_cache_tests {
+    use super::*;
+
+    #[test]
+    fn caller_supplied_method_names_keep_the_cache_bounded() {
+        let cache: KeyedCache<usize> = KeyedCache::default();
+        let key: Arc<str> = Arc::from("demo.Service");
+        let mut made = 0;
+        for i in 0..(10 * MAX_TRACKED_METHODS) {
+            cache.with(
+                &key,
+                &format!("m{i}"),
+                || {
+                    made += 1;
+                    i
+                },
+                |_| (),
+            );
+        }
+        assert_eq!(cache.tracked(&key), MAX_TRACKED_METHODS + 1);
+        assert_eq!(made, MAX_TRACKED_METHODS + 1, "later names share one state");
+        assert_eq!(
+            cache.get(&key, "m0").as_deref(),
+            Some(&0),
+            "early names keep theirs"
+        );
+        let overflow = cache.get(&key, OVERFLOW_METHOD);
+        assert_eq!(overflow.as_deref(), Some(&MAX_TRACKED_METHODS));
+        assert_eq!(
+            cache.get(&key, "never-seen").as_deref(),
+            overflow.as_deref()
+        );
+        assert_eq!(cache.get("other.Service", "m0"), None);
     }
 }

@@ -98,6 +98,14 @@ impl RecordingFactory {
         of_port.peek().is_some() && of_port.all(|i| i.is_destroyed())
     }
 
+    /// (invokers referred, invokers destroyed) for `port`.
+    pub fn referred_at_port(&self, port: i32) -> (usize, usize) {
+        let made = self.made.lock();
+        let of_port: Vec<_> = made.iter().filter(|i| i.url.port() == port).collect();
+        let destroyed = of_port.iter().filter(|i| i.is_destroyed()).count();
+        (of_port.len(), destroyed)
+    }
+
     /// Calls per port, over every invoker referred for that port.
     pub fn calls_by_port(&self) -> BTreeMap<i32, usize> {
         let mut m = BTreeMap::new();

@@ -52,7 +52,7 @@ impl std::fmt::Debug for DirectoryDiscover {
 impl DirectoryDiscover {
     /// Follows `directory`'s providers for any method (`*`).
     pub fn new(directory: Arc<RegistryDirectory>) -> Self {
-        let rx = directory.watch_snapshots();
+        let rx = directory.watch_changes();
         DirectoryDiscover {
             directory,
             invocation: Invocation::new("*"),

@@ -322,16 +322,8 @@ impl NamingState {
             return Ok(());
         };
         let changed = s.cache.apply(service, info)?;
-        let urls = s.cache.urls().cloned();
-        s.tx.send_if_modified(|snap| {
-            let had_error = snap.error.take().is_some();
-            if changed || snap.urls.is_none() {
-                snap.urls = urls;
-                true
-            } else {
-                had_error
-            }
-        });
+        let cache = &s.cache;
+        s.tx.send_if_modified(|snap| snap.take_from(cache, changed));
         Ok(())
     }
 
@@ -668,8 +660,21 @@ struct GrpcSource {
 
 impl ChangeSource for GrpcSource {
     fn watch(&self, service: &str) -> watch::Receiver<ServiceSnapshot> {
+        self.watch_mode(service, false)
+    }
+
+    fn watch_instances(&self, service: &str) -> watch::Receiver<ServiceSnapshot> {
+        self.watch_mode(service, true)
+    }
+}
+
+impl GrpcSource {
+    fn watch_mode(&self, service: &str, instances: bool) -> watch::Receiver<ServiceSnapshot> {
         let mut subs = self.shared.naming.subs.lock();
         if let Some(s) = subs.get(service) {
+            if s.cache.is_instances_mode() != instances {
+                warn!(service = %service, "nacos service watched both as an application and as an interface-level name; the second watch sees the first one's form");
+            }
             return s.tx.subscribe();
         }
         let (tx, rx) = watch::channel(ServiceSnapshot::default());
@@ -677,7 +682,11 @@ impl ChangeSource for GrpcSource {
             service.to_owned(),
             Subscribed {
                 tx: Arc::new(tx),
-                cache: InstanceCache::new(),
+                cache: if instances {
+                    InstanceCache::for_instances()
+                } else {
+                    InstanceCache::new()
+                },
                 done: 0,
             },
         );

@@ -65,6 +65,8 @@ pub struct Diff {
 #[derive(Debug)]
 pub struct View {
     json: bool,
+    /// `"level"` of every NDJSON line (`interface` / `application`), when levels are shown.
+    level: Option<&'static str>,
     categories: Vec<(Arc<str>, CategoryView)>,
     /// The `--json` output chunk, reused between notifications.
     buf: Vec<u8>,
@@ -75,8 +77,17 @@ impl View {
     pub fn new(json: bool) -> View {
         View {
             json,
+            level: None,
             categories: Vec::new(),
             buf: Vec::new(),
+        }
+    }
+
+    /// A view whose NDJSON lines also say `"level": level`.
+    pub fn with_level(json: bool, level: &'static str) -> View {
+        View {
+            level: Some(level),
+            ..View::new(json)
         }
     }
 
@@ -138,7 +149,7 @@ impl View {
     }
 
     /// Writes the NDJSON line of `n` (`{"category":..,"urls":[..]}` and a newline, exactly as
-    /// serde_json prints it) to `out` in chunks of about [`CHUNK`] bytes, so no buffer of the
+    /// serde_json prints it; with a level, `{"category":..,"level":..,"urls":[..]}`) to `out` in chunks of about [`CHUNK`] bytes, so no buffer of the
     /// whole list is kept.
     pub fn write_json(&mut self, n: &Notification, out: &mut impl Write) -> io::Result<()> {
         let mut buf = std::mem::take(&mut self.buf);
@@ -147,6 +158,11 @@ impl View {
         match serde_json::to_string(&*n.category) {
             Ok(c) => buf.extend_from_slice(c.as_bytes()),
             Err(_) => buf.extend_from_slice(b"\"\""),
+        }
+        if let Some(l) = self.level {
+            buf.extend_from_slice(b",\"level\":\"");
+            buf.extend_from_slice(l.as_bytes());
+            buf.push(b'"');
         }
         buf.extend_from_slice(b",\"urls\":[");
         let mut first = true;

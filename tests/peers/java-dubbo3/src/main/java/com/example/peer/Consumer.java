@@ -150,6 +150,9 @@ public final class Consumer {
         if ("list".equals(a.get("mode", "call"))) {
             return list(a, ref);
         }
+        if ("first-success".equals(a.get("mode", "call"))) {
+            return firstSuccess(a, iface, proxy);
+        }
         return call(a, ref, iface, proxy);
     }
 
@@ -232,6 +235,55 @@ public final class Consumer {
         }
         out.addAll(sorted.values());
         return out;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // --mode first-success
+
+    /**
+     * Prints {@code READY {}} once subscribed, then calls METHOD (no arguments) every millisecond until one call
+     * succeeds, and prints {@code {"first_success_ms": <epoch ms>, "attempts": N, "provider": ...}} (exit 0), or
+     * {@code {"error": ...}} after {@code --wait-ms} (exit 2). For measuring how soon a new provider is called.
+     */
+    private static int firstSuccess(Args a, Class<?> iface, Object proxy) throws Exception {
+        String methodName = a.get("method", "whoAmI");
+        Map<String, String> attachments = a.pairs("attachment");
+        long deadline = System.currentTimeMillis() + a.getInt("wait-ms", 60000);
+        Call call;
+        if (iface != null) {
+            Method m = find(iface, methodName, null, 0);
+            call = () -> m.invoke(proxy);
+        } else {
+            GenericService g = (GenericService) proxy;
+            call = () -> g.$invoke(methodName, new String[0], new Object[0]);
+        }
+        Peer.line("READY {}");
+        long attempts = 0;
+        while (System.currentTimeMillis() < deadline) {
+            attempts++;
+            for (Map.Entry<String, String> e : attachments.entrySet()) {
+                RpcContext.getClientAttachment().setAttachment(e.getKey(), e.getValue());
+            }
+            RecordFilter.LAST.remove();
+            try {
+                Object r = call.run();
+                long at = System.currentTimeMillis();
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("first_success_ms", at);
+                out.put("attempts", attempts);
+                out.put("provider", RecordFilter.LAST.get());
+                out.put("result", Json.out(r));
+                Peer.line(Json.write(out));
+                return 0;
+            } catch (Throwable t) {
+                Thread.sleep(1);
+            }
+        }
+        Map<String, Object> err = new LinkedHashMap<>();
+        err.put("error", "no successful call within --wait-ms");
+        err.put("attempts", attempts);
+        Peer.line(Json.write(err));
+        return 2;
     }
 
     // ---------------------------------------------------------------------------------------------

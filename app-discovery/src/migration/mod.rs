@@ -1,0 +1,11 @@
+//! Migration between the interface level and the application level (Dubbo 3's
+//! `MIGRATION` steps): the rule ([`rule`]), the per-call choice ([`directory`]) and the
+//! reference that applies rules live ([`reference`]).
+
+pub mod directory;
+pub mod reference;
+pub mod rule;
+
+pub use directory::{Level, MigrationDirectory};
+pub use reference::{rule_key, should_migrate, MigrationReference, ReferenceConfig};
+pub use rule::{MigrationRule, MigrationStep, MIGRATION_GROUP};

@@ -1,0 +1,103 @@
+//! Helpers of the application-level tests against the real Java Dubbo 3.3.6 peers
+//! (`tests::peers`): running `dubbo-registry`, starting a provider registered at application
+//! level only, reading its READY document.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tests::peers::{JavaProvider, ProviderOptions};
+
+use super::Out;
+
+/// Runs `dubbo-registry ARGS` to the end.
+pub async fn run(args: &[&str]) -> Out {
+    let o = tokio::process::Command::new(env!("CARGO_BIN_EXE_dubbo-registry"))
+        .args(args)
+        .output()
+        .await
+        .expect("run dubbo-registry");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Starts a Java provider of `app` on `registry` (`register-mode` as given; `extra` raw
+/// arguments, later ones win: `--dubbo-port N` pins a port); `None` after a loud skip when
+/// the peer is not installed.
+pub async fn java_provider(
+    test: &str,
+    registry: &str,
+    app: &str,
+    register_mode: &str,
+    services: &[&str],
+    extra: &[&str],
+) -> Option<JavaProvider> {
+    let opts = ProviderOptions {
+        registry: Some(registry.to_owned()),
+        app: app.to_owned(),
+        register_mode: Some(register_mode.to_owned()),
+        services: services.iter().map(|s| (*s).to_owned()).collect(),
+        extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+        ..ProviderOptions::default()
+    };
+    JavaProvider::start(test, &opts).await
+}
+
+/// The revision of the provider's (first) application-level instance.
+pub fn revision(p: &JavaProvider) -> String {
+    instance_metadata(p)["dubbo.metadata.revision"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// The metadata of the provider's (first) application-level instance.
+pub fn instance_metadata(p: &JavaProvider) -> Value {
+    p.process.ready()["instances"][0]["metadata"].clone()
+}
+
+/// Stops the provider with SIGTERM (Dubbo's shutdown hook unregisters), at most 30 s.
+pub async fn stop(mut p: JavaProvider) {
+    let _ = p.process.terminate(Duration::from_secs(30)).await;
+}
+
+/// The Java consumer's `--mode list` for `interface` on `registry` (`expect` providers, when
+/// given): `(protocol, address)` of the providers it ends up with.
+pub async fn java_list(
+    test: &str,
+    registry: &str,
+    interface: &str,
+    expect: Option<usize>,
+) -> Option<(Value, std::collections::BTreeSet<(String, String)>)> {
+    let expect_s = expect.map(|e| e.to_string());
+    let mut args = vec![
+        "--registry",
+        registry,
+        "--interface",
+        interface,
+        "--mode",
+        "list",
+        "--stable-ms",
+        "500",
+        "--wait-ms",
+        "15000",
+    ];
+    if let Some(e) = &expect_s {
+        args.extend(["--expect", e.as_str()]);
+    }
+    let run = tests::peers::java_consumer(test, &args, Duration::from_secs(120)).await?;
+    let seen = run.json["providers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["protocol"].as_str().unwrap_or("").to_owned(),
+                p["address"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    Some((run.json.clone(), seen))
+}
