@@ -7,8 +7,8 @@
 //!   `dubbo://ip:port/<consumer's interface>` (unavailable when nothing listens there);
 //! - an instance with no metadata at all has no protocol: `RegistryDirectory.checkProtocolValid`
 //!   throws `IllegalArgumentException: Extension name == null`, the whole notification is lost,
-//!   and a consumer that starts while it is registered ends with **no providers** (one that was
-//!   running keeps its previous list, frozen).
+//!   and a consumer that starts while it is registered ends with **no providers**; one that was
+//!   running keeps its previous list, frozen: a provider registered later is never added.
 //!
 //! We copy the first; the second is a Java bug (one bad instance hides every good one): such an
 //! instance is skipped with a warning and the others stay (`docs/compatibility.md`,
@@ -28,7 +28,7 @@ use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
 use invoker::rpc::Invocation;
 use registry_core::Url;
 use serde_json::{json, Value};
-use tests::peers::{JavaProvider, NacosClientPeer, ProviderOptions};
+use tests::peers::{JavaProvider, NacosClientPeer, PeerProcess, ProviderOptions};
 
 const T: Duration = Duration::from_secs(60);
 
@@ -67,6 +67,33 @@ async fn java_list(
         })
         .collect();
     (list, run)
+}
+
+/// What a running Java consumer (`--mode watch`) holds now: `(address, available)`.
+async fn java_holds(watcher: &mut PeerProcess) -> BTreeSet<(String, bool)> {
+    watcher.send_line("list").await;
+    let now = watcher
+        .next_json("the Java consumer's list", T, |v| v["providers"].is_array())
+        .await;
+    now["providers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["address"].as_str().unwrap_or_default().to_owned(),
+                p["available"].as_bool().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// How many times the Java consumer's log reports `RegistryDirectory.checkProtocolValid`'s error.
+fn java_failures(watcher: &PeerProcess) -> usize {
+    std::fs::read_to_string(watcher.log())
+        .unwrap_or_default()
+        .matches("Extension name == null")
+        .count()
 }
 
 fn addresses(dir: &RegistryDirectory) -> BTreeSet<String> {
@@ -170,9 +197,49 @@ async fn bare_nacos_instances_are_seen_as_the_java_consumer_sees_them_and_never_
         "the interface through the consumer, as Java: {url}"
     );
 
-    // 2. An instance without any metadata appears while the consumer runs: it is skipped, the
-    //    others stay. A later valid instance (the marker) shows the notification was applied.
+    // A Java consumer that is running when the bare instance appears.
+    let mut watcher = PeerProcess::spawn(
+        &format!("{test}-java-watch"),
+        "java-dubbo3",
+        "consumer",
+        &[
+            "--registry",
+            &registry,
+            "--mode",
+            "watch",
+            "--migration",
+            "FORCE_INTERFACE",
+        ]
+        .map(String::from),
+    )
+    .await;
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let seen = java_holds(&mut watcher).await;
+        if seen.iter().map(|(a, _)| a).eq(java.iter().map(|(a, _)| a)) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the running Java consumer's first list: {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // 2. An instance without any metadata appears while the consumers run: ours skips it and
+    //    keeps the others. A later valid instance (the marker) shows the notification was applied.
     client.cmd(register(bare, json!({}))).await;
+    tests::eventually(
+        "the running Java consumer fails on the bare instance",
+        T,
+        || {
+            let n = java_failures(&watcher);
+            async move { (n > 0).then_some(()) }
+        },
+    )
+    .await;
+    let _ = java_holds(&mut watcher).await;
+    let failures = java_failures(&watcher);
     client
         .cmd(register(marker, json!({"protocol": "dubbo"})))
         .await;
@@ -191,6 +258,29 @@ async fn bare_nacos_instances_are_seen_as_the_java_consumer_sees_them_and_never_
         },
     )
     .await;
+    // Java, running: the notification with the marker fails too, and its list stays frozen as it
+    // was before the bare instance appeared (the marker is never added).
+    tests::eventually(
+        "the running Java consumer fails on the marker's notification too",
+        T,
+        || {
+            let n = java_failures(&watcher);
+            async move { (n > failures).then_some(()) }
+        },
+    )
+    .await;
+    let frozen = java_holds(&mut watcher).await;
+    assert_eq!(
+        frozen
+            .iter()
+            .map(|(a, _)| a.clone())
+            .collect::<BTreeSet<_>>(),
+        want,
+        "Java 3.3.6 keeps a running consumer's list frozen once a bare instance is registered; \
+         if this changed, update docs/compatibility.md"
+    );
+    drop(watcher);
+
     // The good provider still answers through the cluster (failover past the dead ones).
     let invoker = cluster::join(dir.clone() as Arc<dyn Directory>);
     let mut answered = false;

@@ -6,7 +6,10 @@
 //!   real Java consumer's;
 //! - a service the provider does not have is called at its own name and fails with
 //!   `UNIMPLEMENTED` (`METHOD_NOT_FOUND`, code 11), even when the .proto has an rpc of the same name in
-//!   another service or package.
+//!   another service or package;
+//! - a method the provider's service lacks fails as Java 3.3.6 answers it: `UNKNOWN` (code 0, the
+//!   provider's own `NullPointerException` text), not `UNIMPLEMENTED`, and never reaches another
+//!   method.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -140,4 +143,30 @@ async fn a_java_interface_taking_protobuf_messages_is_called_at_its_own_path() {
             out.stdout
         );
     }
+
+    // A method the service lacks: Java 3.3.6 answers UNKNOWN (its lookup of the method's
+    // descriptors fails with a NullPointerException), which maps to UNKNOWN_EXCEPTION (0) as in
+    // Java's `TriRpcStatus.triCodeToDubboCode`.
+    let out = common::invoke(&[
+        &target,
+        "com.example.peer.ProtoService",
+        "nope",
+        &args,
+        "--proto",
+        PROTO,
+        "--proto-messages",
+        messages,
+        "--version",
+        "1.0.0",
+        "--json",
+    ])
+    .await;
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("UNKNOWN") && out.stderr.contains("(code 0)"),
+        "{} / {}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(!out.stdout.contains("Hello iface"), "{}", out.stdout);
 }

@@ -91,6 +91,13 @@ async fn a_java_provider_with_tls_is_called_over_dubbo_and_tri() {
             "auto",
             &tls_url,
         );
+        // Dubbo's SslConfig names on the TARGET URL, without a flag.
+        let dubbo_names = format!("{tls_url}&client-trust-cert-collection-path={ca_file}");
+        ok(
+            &say_hello(&dubbo_names, "dubbo-names", &[]).await,
+            "dubbo-names",
+            &dubbo_names,
+        );
         // --tls: TLS whatever the URL says.
         ok(
             &say_hello(&target, "always", &["--tls", "--tls-ca", &ca_file]).await,

@@ -160,10 +160,13 @@ impl LimitArgs {
 }
 
 /// The protocols `invoke` can call: the front door's table ([`dubbo_consumer::Protocols`])
-/// with the limits on what providers may send and the `--tls` settings, and `tri` per
-/// `--proto` (IDL mode, else wrapper mode) with the Triple options.
+/// with the limits on what providers may send and the TLS settings (Dubbo's `SslConfig`
+/// names on TARGET, `--tls*` flags first), and `tri` per `--proto` (IDL mode, else wrapper
+/// mode) with the Triple options.
 pub fn protocols(a: &Args) -> anyhow::Result<Protocols> {
-    let tls = a.tls.config();
+    let target = Url::parse(&a.target)
+        .map_err(|e| anyhow!("invalid TARGET {:?}: {e}", redact(&a.target)))?;
+    let tls = a.tls.config_for(&target)?;
     let dubbo = protocol_dubbo::DubboInvokerFactory::with_options(protocol_dubbo::DubboOptions {
         max_payload: a.limits.max_payload,
         hessian: a.limits.hessian(),

@@ -2,7 +2,8 @@
 //!
 //! A URL's password (user info) and the values of the parameters [`is_secret_key`] names
 //! (`password`, `token`, `accessToken`, `secret*`, also as the last segment of a dotted key such
-//! as `nacos.password`) are replaced by [`MASK`] wherever a URL is shown: its `Display`
+//! as `nacos.password`, and every key ending in `password`, such as the TLS key passwords
+//! `client-key-password` and `tls.certPrivateKeyPassword`) are replaced by [`MASK`] wherever a URL is shown: its `Display`
 //! (so `Debug`, logs and error messages), and [`redact`] for text that may not even parse.
 //! The data forms ([`super::Url::to_full_string`], what is registered and cached) keep them.
 
@@ -11,17 +12,22 @@ use std::borrow::Cow;
 /// What a secret value is shown as.
 pub const MASK: &str = "******";
 
-/// True when the value of parameter `key` is a secret: `password`, `token`, `accessToken`
+/// True when the value of parameter `key` is a secret: a key ending in `password` (any case:
+/// `password`, `client-key-password`, `tls.certPrivateKeyPassword`), `token`, `accessToken`
 /// (any case), a key starting with `secret` (any case), or a dotted key whose last segment is
 /// one of those (`nacos.password`, `registry.secretKey`).
 pub fn is_secret_key(key: &str) -> bool {
+    const PASSWORD: &str = "password";
+    let ends_in_password = key.len() >= PASSWORD.len()
+        && key
+            .get(key.len() - PASSWORD.len()..)
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(PASSWORD));
     let named = |k: &str| {
-        k.eq_ignore_ascii_case("password")
-            || k.eq_ignore_ascii_case("token")
+        k.eq_ignore_ascii_case("token")
             || k.eq_ignore_ascii_case("accesstoken")
             || k.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("secret"))
     };
-    named(key) || key.rsplit_once('.').is_some_and(|(_, last)| named(last))
+    ends_in_password || named(key) || key.rsplit_once('.').is_some_and(|(_, last)| named(last))
 }
 
 /// `text` (a URL, or something meant to be one, perhaps malformed) with its user-info
@@ -112,6 +118,11 @@ mod tests {
             "secret.key",
             "nacos.password",
             "registry.SecretKey",
+            "client-key-password",
+            "dubbo.ssl.client-key-password",
+            "nacos.remote.client.rpc.tls.certPrivateKeyPassword",
+            "tls.client.keyPassword",
+            "zookeeper.ssl.keyStore.password",
         ] {
             assert!(is_secret_key(k), "{k}");
         }

@@ -40,7 +40,8 @@ import org.apache.dubbo.rpc.service.GenericService;
  * it is on the classpath, else generic {@code $invoke}) REPEAT times with CONCURRENCY threads after WARMUP calls
  * and prints one JSON line: the last result or exception, response attachments, calls/s, p50/p99, errors and the
  * providers that answered. {@code --mode list} subscribes and prints the provider list the consumer ends up with
- * (addresses and URL parameters) as one JSON line once it has stopped changing.
+ * (addresses and URL parameters) as one JSON line once it has stopped changing. {@code --mode watch} subscribes,
+ * prints {@code READY}, then the current list as one JSON line for every line read from stdin, until stdin ends.
  * Exit code: 0 result, 1 business exception, 2 RPC or usage error.
  */
 public final class Consumer {
@@ -150,6 +151,9 @@ public final class Consumer {
         if ("list".equals(a.get("mode", "call"))) {
             return list(a, ref);
         }
+        if ("watch".equals(a.get("mode", "call"))) {
+            return watch(ref);
+        }
         if ("first-success".equals(a.get("mode", "call"))) {
             return firstSuccess(a, iface, proxy);
         }
@@ -181,6 +185,20 @@ public final class Consumer {
             }
             Thread.sleep(100);
         }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // --mode watch: a running consumer's list, on demand (what a consumer that was already running holds).
+
+    private static int watch(ReferenceConfig<Object> ref) throws java.io.IOException {
+        System.out.println("READY");
+        System.out.flush();
+        java.io.BufferedReader in = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        while (in.readLine() != null) {
+            Peer.line(Json.write(snapshot(ref.getInvoker())));
+        }
+        return 0;
     }
 
     /** What the consumer's directories hold now: the current one, and both sides of a migration invoker. */
