@@ -34,7 +34,9 @@ pub const PROTOCOLS: &[&str] = &[
 const REGISTRY: &str = "registry";
 const CONFIG_CENTRE: &str = "config centre";
 
-/// Connects to the registry at `url` (see the [module docs](self) for the URL forms).
+/// Connects to the registry at `url`: `zookeeper://[user:pass@]host:port` (feature
+/// `zookeeper`), `nacos://[user:pass@]host:port` (feature `nacos`) or `memory://[name]`, with
+/// the backend's parameters in the query.
 ///
 /// Errors: a URL that does not parse or names a protocol this build does not serve; the
 /// backend's errors (unreachable, refused credentials; with the registry's `check=false` a
