@@ -4,7 +4,7 @@
 //! per application shares more).
 //!
 //! The task behind an [`AppState`]:
-//! - follows [`InstanceDiscovery::watch`] of the application (re-trying the watch set-up while
+//! - follows [`InstanceDiscovery::watch`](registry_core::InstanceDiscovery::watch) of the application (re-trying the watch set-up while
 //!   the registry is unreachable);
 //! - groups the enabled instances by revision (no revision or `"0"`: skipped) and asks the
 //!   [`MetadataResolver`] for every revision not known yet, concurrently, in the background;

@@ -86,3 +86,14 @@ fn init_logging(default: &str) {
         .with_writer(std::io::stderr)
         .try_init();
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks over every subcommand (unique argument ids, valid
+    /// `conflicts_with` targets), which otherwise fire only when a command is run.
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

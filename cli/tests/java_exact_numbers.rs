@@ -91,6 +91,10 @@ async fn doubles_and_floats_reach_the_java_provider_bit_for_bit_over_dubbo_and_t
                     "--version",
                     "1.0.0",
                     "--json",
+                    // The bits are under test, not the latency: a loaded machine's first call to
+                    // a fresh JVM can take seconds.
+                    "--timeout",
+                    "20000",
                 ])
                 .await;
                 assert_eq!(out.code, 0, "{target} {method}({text}): {}", out.stderr);
@@ -137,6 +141,8 @@ async fn proto_double_and_float_fields_reach_the_java_provider_bit_for_bit() {
                 "--version",
                 "1.0.0",
                 "--json",
+                "--timeout",
+                "20000",
             ])
             .await;
             assert_eq!(out.code, 0, "{args}: {}", out.stderr);

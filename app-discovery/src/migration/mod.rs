@@ -1,6 +1,6 @@
 //! Migration between the interface level and the application level (Dubbo 3's
 //! `MIGRATION` steps): the rule ([`rule`]), the per-call choice ([`directory`]) and the
-//! reference that applies rules live ([`reference`]).
+//! reference that applies rules live ([`mod@reference`]).
 
 pub mod directory;
 pub mod reference;
