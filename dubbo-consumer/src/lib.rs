@@ -55,6 +55,8 @@
 //! [`rpc`], [`cluster`], [`directory`], and per feature `zookeeper`, `nacos`, `dubbo`,
 //! `triple`) for everything beyond the front door.
 
+#![warn(unreachable_pub)]
+
 mod connect;
 mod error;
 mod protocols;

@@ -56,6 +56,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(unreachable_pub)]
+
 /// An in-process echo provider and typical payloads for benchmarks (feature `testutil`).
 #[cfg(any(test, feature = "testutil"))]
 pub mod bench_support;

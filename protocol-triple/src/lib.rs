@@ -63,6 +63,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(unreachable_pub)]
+
 mod call;
 mod client;
 mod coalesce;

@@ -46,6 +46,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(unreachable_pub)]
+
 pub mod address;
 pub mod backoff;
 pub mod cache_file;

@@ -89,6 +89,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(unreachable_pub)]
+
 mod auth;
 mod backend;
 pub mod client;

@@ -44,7 +44,7 @@ pub(crate) struct Registration {
 
 impl Registration {
     /// A registration without data.
-    pub fn empty(ephemeral: bool) -> Self {
+    pub(crate) fn empty(ephemeral: bool) -> Self {
         Registration {
             ephemeral,
             data: Arc::from(Vec::new()),
@@ -64,7 +64,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn acls(&self) -> Acls<'static> {
+    pub(crate) fn acls(&self) -> Acls<'static> {
         if self.cfg.digest().is_some() {
             Acls::creator_all()
         } else {
@@ -73,7 +73,7 @@ impl Shared {
     }
 
     /// The current client when connected.
-    pub fn client(&self) -> Result<Client> {
+    pub(crate) fn client(&self) -> Result<Client> {
         if self.cancel.is_cancelled() {
             return Err(ZkError::Destroyed);
         }
