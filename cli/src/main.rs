@@ -5,6 +5,7 @@ mod app_factory;
 mod cmd;
 mod config_factory;
 mod levels;
+mod observe;
 mod registry_factory;
 mod safe_text;
 

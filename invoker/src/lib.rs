@@ -77,10 +77,12 @@
 //! - [`mock`]: force/fail mock decisions and mock values;
 //! - [`router`]: routers applied when a directory snapshot is built (incl. the mock selector);
 //! - [`loadbalance`]: random, roundrobin, leastactive, shortestresponse, consistenthash, p2c;
-//! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future;
+//! - [`filter`]: ActiveLimit, ConsumerContext, Deprecated, Future, TraceContext (W3C
+//!   `traceparent`/`tracestate`, [`trace_context`]);
+//! - [`metrics`]: Dubbo's consumer and directory metrics under Java's names;
 //! - [`keys`]: the parameter and attachment names several layers read (`dubbo.tag`, `_TO`,
-//!   ...); [`invoker_set`], [`status`], [`metrics`]: the snapshot a cluster selects from, the
-//!   call counters, their export;
+//!   ...); [`invoker_set`], [`status`]: the snapshot a cluster selects from, the call
+//!   counters;
 //! - `testutil` (feature `testutil`): scripted invokers, a recording factory, a fixed
 //!   directory, provider lists for benchmarks;
 //! - `tower` (feature `tower`): the cluster invoker as a `tower::Service`, a directory as a
@@ -104,6 +106,7 @@ pub mod status;
 pub mod testutil;
 #[cfg(feature = "tower")]
 pub mod tower;
+pub mod trace_context;
 
 pub use cluster::{join, join_with, ClusterInvoker, ClusterKind, ClusterOptions};
 pub use directory::{Directory, DirectoryOptions, RegistryDirectory, RuleWatcher};

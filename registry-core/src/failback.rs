@@ -25,20 +25,26 @@
 //!   true (default), ends every subscription stream and destroys the backend. Dropping the
 //!   `FailbackRegistry` stops its tasks as well (without unregistering).
 //! - `accepts=p1,-p2` on the registry URL restricts which protocols are registered.
+//! - **Health** ([`Registry::health`]): the backend's connection state, with the operations
+//!   waiting for a retry; connected with retries pending is *degraded*.
+//! - **Metrics**: register and subscribe counts and times under Dubbo's names
+//!   ([`RegistryOpMetrics`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::cache_file::CacheFile;
 use crate::error::{Error, Result};
+use crate::health::{now_ms, RegistryHealth, RegistryState};
 use crate::matching::is_empty_url;
+use crate::metrics::RegistryOpMetrics;
 use crate::notify::group_by_category;
 use crate::registry::{Registry, RegistryBackend};
 use crate::retry::RetryPolicy;
@@ -72,6 +78,15 @@ struct Shared<B> {
     stop: CancellationToken,
     /// Background work not yet started (no runtime at construction time).
     unstarted: Mutex<Option<Unstarted>>,
+    /// The health published by [`Registry::health`].
+    health: watch::Sender<RegistryHealth>,
+    /// The backend's own health, if it reports one.
+    backend_health: Option<watch::Receiver<RegistryHealth>>,
+    /// Pending retries changed: the health is recomputed.
+    health_dirty: Arc<Notify>,
+    /// The last failure of a registry operation (for the health's `last_error`).
+    last_failure: Mutex<Option<String>>,
+    ops: RegistryOpMetrics,
 }
 
 #[derive(Debug)]
@@ -108,7 +123,17 @@ impl<B: RegistryBackend> FailbackRegistry<B> {
     pub fn new(backend: B) -> Self {
         let url = backend.url().clone();
         let session = backend.session_generation();
+        let backend_health = backend.health();
+        let initial = match &backend_health {
+            Some(rx) => rx.borrow().clone(),
+            None => RegistryHealth::connected(url.address()),
+        };
         let shared = Arc::new(Shared {
+            health: watch::Sender::new(initial),
+            backend_health,
+            health_dirty: Arc::new(Notify::new()),
+            last_failure: Mutex::new(None),
+            ops: RegistryOpMetrics::new(&url),
             policy: RetryPolicy::from_url(&url),
             check: url.param_bool("check", true),
             cache: CacheFile::for_registry(&url).map(Arc::new),
@@ -129,6 +154,7 @@ impl<B: RegistryBackend> FailbackRegistry<B> {
             unstarted: Mutex::new(Some(Unstarted { session })),
         });
         let me = FailbackRegistry { shared };
+        me.shared.refresh_health();
         if tokio::runtime::Handle::try_current().is_ok() {
             me.shared.start();
         }
@@ -183,6 +209,32 @@ impl<B: RegistryBackend> Shared<B> {
             *self.unstarted.lock() = Some(un);
             return;
         };
+        {
+            let weak = Arc::downgrade(self);
+            let stop = self.stop.clone();
+            let dirty = self.health_dirty.clone();
+            let mut backend = self.backend_health.clone();
+            rt.spawn(async move {
+                loop {
+                    let backend_changed = async {
+                        match backend.as_mut() {
+                            Some(rx) => rx.changed().await.is_ok(),
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = stop.cancelled() => break,
+                        _ = dirty.notified() => {}
+                        alive = backend_changed => if !alive { backend = None },
+                    }
+                    let Some(me) = weak.upgrade() else { return };
+                    me.refresh_health();
+                }
+                if let Some(me) = weak.upgrade() {
+                    me.refresh_health();
+                }
+            });
+        }
         if let Some(mut rx) = un.session {
             let weak = Arc::downgrade(self);
             let stop = self.stop.clone();
@@ -233,6 +285,69 @@ impl<B: RegistryBackend> Shared<B> {
                 }
             });
         }
+    }
+
+    /// Recomputes the published health: the backend's state, the pending retries (connected
+    /// with retries pending is degraded) and destruction.
+    fn refresh_health(&self) {
+        let mut h = match &self.backend_health {
+            Some(rx) => rx.borrow().clone(),
+            None => {
+                let mut h = RegistryHealth::connected(self.backend.url().address());
+                if !self.backend.is_available() {
+                    h.state = RegistryState::Reconnecting {
+                        reason: "the registry is not available".to_owned(),
+                    };
+                }
+                h
+            }
+        };
+        let (pending, destroyed) = {
+            let st = self.state.lock();
+            (st.tasks.len(), st.destroyed)
+        };
+        h.pending_retries = pending;
+        if pending > 0 {
+            let failure = self.last_failure.lock().clone();
+            if let Some(f) = &failure {
+                h.last_error = Some(f.clone());
+            }
+            if h.state == RegistryState::Connected {
+                let what = if pending == 1 {
+                    "operation"
+                } else {
+                    "operations"
+                };
+                h.state = RegistryState::Degraded {
+                    reason: match failure {
+                        Some(f) => format!("{pending} registry {what} waiting for retry: {f}"),
+                        None => format!("{pending} registry {what} waiting for retry"),
+                    },
+                };
+            }
+        }
+        if destroyed || self.stop.is_cancelled() {
+            h.state = RegistryState::Closed;
+        }
+        self.health.send_if_modified(|cur| {
+            if *cur == h {
+                return false;
+            }
+            // The same state with new details began when it began; a new one begins now.
+            h.since_unix_ms = if cur.state.name() == h.state.name() {
+                cur.since_unix_ms
+            } else {
+                now_ms()
+            };
+            *cur = h.clone();
+            true
+        });
+    }
+
+    /// A registry operation failed with `e`.
+    fn failed(&self, e: &Error) {
+        *self.last_failure.lock() = Some(e.to_string());
+        self.health_dirty.notify_one();
     }
 
     fn hook(&self) -> Option<PublishHook> {
@@ -309,6 +424,7 @@ impl<B: RegistryBackend> Shared<B> {
     fn cancel(&self, key: &TaskKey) {
         if let Some((_, h)) = self.state.lock().tasks.remove(key) {
             h.abort();
+            self.health_dirty.notify_one();
         }
     }
 
@@ -350,6 +466,7 @@ impl<B: RegistryBackend> Shared<B> {
                     }
                     Err(e) => {
                         tracing::warn!(task = ?task_key, attempt, error = %e, "registry retry failed");
+                        me.failed(&e);
                         attempt = attempt.saturating_add(1);
                     }
                 }
@@ -359,11 +476,14 @@ impl<B: RegistryBackend> Shared<B> {
                 if st.tasks.get(&task_key).is_some_and(|(tid, _)| *tid == id) {
                     st.tasks.remove(&task_key);
                 }
+                drop(st);
+                me.health_dirty.notify_one();
             }
         });
         if let Some((_, old)) = st.tasks.insert(key, (id, h.abort_handle())) {
             old.abort();
         }
+        self.health_dirty.notify_one();
     }
 
     /// One retry. `Ok(true)` done, `Ok(false)` no longer needed, `Err` try again later.
@@ -449,6 +569,12 @@ impl<B: RegistryBackend> Registry for FailbackRegistry<B> {
         !self.shared.state.lock().destroyed && self.shared.backend.is_available()
     }
 
+    fn health(&self) -> watch::Receiver<RegistryHealth> {
+        self.shared.start();
+        self.shared.refresh_health();
+        self.shared.health.subscribe()
+    }
+
     #[tracing::instrument(level = "debug", skip_all, fields(
         registry = %self.shared.backend.url(),
         service = url.service_interface().unwrap_or(""),
@@ -469,9 +595,13 @@ impl<B: RegistryBackend> Registry for FailbackRegistry<B> {
         }
         sh.cancel(&TaskKey::Register(url.clone()));
         sh.cancel(&TaskKey::Unregister(url.clone()));
-        match sh.backend.do_register(url).await {
+        let started = Instant::now();
+        let r = sh.backend.do_register(url).await;
+        sh.ops.registered(r.is_ok(), started.elapsed());
+        match r {
             Ok(()) => Ok(()),
             Err(e) => {
+                sh.failed(&e);
                 if e.is_invalid_input() || (sh.check_for(url) && url.port() != 0) {
                     sh.state.lock().registered.retain(|u| u != url);
                     return Err(e);
@@ -493,6 +623,7 @@ impl<B: RegistryBackend> Registry for FailbackRegistry<B> {
         match sh.backend.do_unregister(url).await {
             Ok(()) => Ok(()),
             Err(e) => {
+                sh.failed(&e);
                 if e.is_invalid_input() || (sh.check_for(url) && url.port() != 0) {
                     return Err(e);
                 }
@@ -525,7 +656,10 @@ impl<B: RegistryBackend> Registry for FailbackRegistry<B> {
             });
             id
         };
-        match sh.backend.do_subscribe(p.clone()).await {
+        let started = Instant::now();
+        let r = sh.backend.do_subscribe(p.clone()).await;
+        sh.ops.subscribed(r.is_ok(), started.elapsed());
+        match r {
             Ok(()) => {
                 if let Some(e) = sh
                     .state
@@ -539,6 +673,7 @@ impl<B: RegistryBackend> Registry for FailbackRegistry<B> {
                 Ok(s)
             }
             Err(e) => {
+                sh.failed(&e);
                 let cached = sh
                     .cache
                     .as_ref()
@@ -635,5 +770,6 @@ impl<B: RegistryBackend> Registry for FailbackRegistry<B> {
         }
         drop(subs);
         sh.backend.do_destroy().await;
+        sh.refresh_health();
     }
 }

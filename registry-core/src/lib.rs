@@ -55,6 +55,7 @@ pub mod codec;
 pub mod config_center;
 mod error;
 pub mod failback;
+pub mod health;
 pub mod instance;
 pub mod ip;
 pub mod matching;
@@ -72,6 +73,7 @@ pub mod url;
 pub use config_center::{ConfigCenter, ConfigValue, ConfigWatch, SharedConfigCenter};
 pub use error::{Error, Result};
 pub use failback::FailbackRegistry;
+pub use health::{HealthReporter, RegistryHealth, RegistryState};
 pub use instance::{
     InstanceDiscovery, InstanceList, InstanceWatch, ServiceInstance, SharedInstanceDiscovery,
 };

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use tokio::sync::watch;
+
 use crate::error::Result;
+use crate::health::{RegistryHealth, RegistryState};
 use crate::subscription::{Publisher, Subscription};
 use crate::url::Url;
 
@@ -39,6 +42,19 @@ pub trait Registry: Send + Sync + Debug {
     /// True while the registry is connected and usable.
     fn is_available(&self) -> bool;
 
+    /// The connection's health, as a receiver that sees every change (see
+    /// [`crate::health`]). The default is a fixed value from [`Registry::is_available`] that
+    /// never changes; the registries of this workspace report every change.
+    fn health(&self) -> watch::Receiver<RegistryHealth> {
+        let mut h = RegistryHealth::connected(self.url().address());
+        if !self.is_available() {
+            h.state = RegistryState::Reconnecting {
+                reason: "not available".to_owned(),
+            };
+        }
+        watch::channel(h).1
+    }
+
     /// Registers a URL (a provider, or a consumer with `category=consumers`).
     async fn register(&self, url: &Url) -> Result<()>;
 
@@ -62,6 +78,9 @@ impl<R: Registry + ?Sized> Registry for Arc<R> {
     }
     fn is_available(&self) -> bool {
         (**self).is_available()
+    }
+    fn health(&self) -> watch::Receiver<RegistryHealth> {
+        (**self).health()
     }
     async fn register(&self, url: &Url) -> Result<()> {
         (**self).register(url).await
@@ -89,6 +108,12 @@ pub trait RegistryBackend: Send + Sync + Debug + 'static {
 
     /// True while connected.
     fn is_available(&self) -> bool;
+
+    /// The connection's state as the backend sees it (see [`crate::health`]); the failback
+    /// layer adds its pending retries. `None`: derived from [`RegistryBackend::is_available`].
+    fn health(&self) -> Option<watch::Receiver<RegistryHealth>> {
+        None
+    }
 
     /// Creates the registration once. Must be idempotent (an existing node is replaced).
     async fn do_register(&self, url: &Url) -> Result<()>;

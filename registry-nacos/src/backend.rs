@@ -277,6 +277,10 @@ impl RegistryBackend for NacosBackend {
         self.naming.is_available()
     }
 
+    fn health(&self) -> Option<tokio::sync::watch::Receiver<registry_core::RegistryHealth>> {
+        Some(self.naming.health())
+    }
+
     async fn do_register(&self, url: &Url) -> registry_core::Result<()> {
         if self.cancel.is_cancelled() {
             return Err(NacosError::Destroyed.into());

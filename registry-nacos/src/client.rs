@@ -73,6 +73,9 @@ pub struct NacosClient {
     auth: TokenManager,
     available: AtomicBool,
     requests: AtomicU64,
+    /// The v1 HTTP side's health: connected after a request reached a server, reconnecting
+    /// when every server failed.
+    health: registry_core::HealthReporter,
 }
 
 impl NacosClient {
@@ -106,6 +109,9 @@ impl NacosClient {
             auth: TokenManager::new(cfg.credentials.clone()),
             available: AtomicBool::new(false),
             requests: AtomicU64::new(0),
+            health: registry_core::HealthReporter::new(registry_core::RegistryHealth::connecting(
+                Some(cfg.servers.join(",")),
+            )),
         })
     }
 
@@ -122,6 +128,16 @@ impl NacosClient {
     /// True when the last request reached a server.
     pub fn is_available(&self) -> bool {
         self.available.load(Ordering::Relaxed)
+    }
+
+    /// The health of the HTTP side (see [`registry_core::health`]).
+    pub fn health(&self) -> tokio::sync::watch::Receiver<registry_core::RegistryHealth> {
+        self.health.subscribe()
+    }
+
+    /// Marks the HTTP side closed.
+    pub(crate) fn close_health(&self) {
+        self.health.closed();
     }
 
     /// HTTP requests sent so far (logins included); for measuring the poller's load.
@@ -329,6 +345,7 @@ impl NacosClient {
                 Ok(body) => {
                     self.current.store(idx, Ordering::Relaxed);
                     self.available.store(true, Ordering::Relaxed);
+                    self.health.connected(server);
                     return Ok((server.clone(), body));
                 }
                 Err(e) if e.should_fail_over() => {
@@ -338,11 +355,13 @@ impl NacosClient {
                 Err(e) => {
                     // The server answered: it is reachable even though it said no.
                     self.available.store(true, Ordering::Relaxed);
+                    self.health.connected(server);
                     return Err(e);
                 }
             }
         }
         self.available.store(false, Ordering::Relaxed);
+        self.health.reconnecting(&last.to_string());
         Err(last)
     }
 

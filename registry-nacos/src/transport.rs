@@ -68,6 +68,14 @@ impl Naming {
         }
     }
 
+    /// The connection's health: the gRPC session's, or the HTTP client's.
+    pub fn health(&self) -> tokio::sync::watch::Receiver<registry_core::RegistryHealth> {
+        match self {
+            Naming::Grpc(g) => g.health(),
+            Naming::Http(h) => h.client.health(),
+        }
+    }
+
     /// Registers one instance.
     pub async fn register(&self, inst: &InstanceSpec) -> Result<(), NacosError> {
         match self {
@@ -151,6 +159,7 @@ impl Naming {
                         warn!(service = %service, ip = %ip, port, error = %e, "nacos deregistration on destroy failed; the instance expires when its beats stop");
                     }
                 }
+                h.client.close_health();
             }
         }
     }

@@ -137,6 +137,7 @@ impl ZkBackend {
 impl Drop for ZkBackend {
     fn drop(&mut self) {
         self.shared.cancel.cancel();
+        self.shared.health.closed();
         self.shared.conn.send_modify(|s| {
             s.client = None;
             s.connected = false;
@@ -152,6 +153,10 @@ impl RegistryBackend for ZkBackend {
 
     fn is_available(&self) -> bool {
         !self.shared.cancel.is_cancelled() && self.shared.conn.borrow().connected
+    }
+
+    fn health(&self) -> Option<watch::Receiver<registry_core::RegistryHealth>> {
+        Some(self.shared.health.subscribe())
     }
 
     async fn do_register(&self, url: &Url) -> registry_core::Result<()> {
@@ -235,6 +240,7 @@ impl RegistryBackend for ZkBackend {
             }
         }
         self.shared.cancel.cancel();
+        self.shared.health.closed();
         self.shared.conn.send_modify(|s| {
             s.client = None;
             s.connected = false;

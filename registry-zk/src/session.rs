@@ -13,6 +13,7 @@ use std::time::Duration;
 use registry_core::backoff::Backoff;
 
 use parking_lot::Mutex;
+use registry_core::{HealthReporter, RegistryHealth};
 use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use zookeeper_client::{Acls, Client, CreateMode, SessionState};
@@ -61,6 +62,9 @@ pub(crate) struct Shared {
     /// Registered znodes, re-created after reconnects and new sessions.
     pub registered: Mutex<BTreeMap<String, Registration>>,
     pub cancel: CancellationToken,
+    /// The connection's health (server: the connect string; the client does not say which
+    /// member it is connected to).
+    pub health: HealthReporter,
 }
 
 impl Shared {
@@ -252,6 +256,7 @@ pub(crate) fn install(shared: &Shared, client: Client) {
         gen = st.session_gen;
     });
     shared.generation.send_replace(gen);
+    shared.health.connected(&shared.cfg.connect_string);
 }
 
 /// Follows the session state until the backend is destroyed.
@@ -275,6 +280,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>) {
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "zookeeper session not established; retrying");
+                    shared.health.error(&e.to_string());
                     tokio::select! {
                         _ = shared.cancel.cancelled() => return,
                         _ = tokio::time::sleep(backoff.next_delay()) => {}
@@ -301,10 +307,20 @@ pub(crate) async fn supervise(shared: Arc<Shared>) {
                         });
                         tokio::spawn(restore_registrations(shared.clone()));
                     }
+                    if st == SessionState::ConnectedReadOnly {
+                        shared.health.degraded(
+                            "connected to a read-only server (the ensemble has no quorum)",
+                        );
+                    } else {
+                        shared.health.connected(&shared.cfg.connect_string);
+                    }
                 }
                 SessionState::Disconnected => {
                     tracing::warn!("zookeeper disconnected; keeping the last lists");
                     shared.conn.send_modify(|s| s.connected = false);
+                    shared.health.reconnecting(
+                        "disconnected from the ensemble; the session is being resumed",
+                    );
                 }
                 SessionState::Expired | SessionState::AuthFailed => {
                     tracing::warn!(state = %st, "zookeeper session lost; opening a new one");
@@ -312,9 +328,17 @@ pub(crate) async fn supervise(shared: Arc<Shared>) {
                         s.client = None;
                         s.connected = false;
                     });
+                    shared.health.reconnecting(if st == SessionState::Expired {
+                        "the session expired; opening a new one"
+                    } else {
+                        "authentication failed; opening a new session"
+                    });
                     break;
                 }
-                SessionState::Closed => return,
+                SessionState::Closed => {
+                    shared.health.closed();
+                    return;
+                }
             }
             st = tokio::select! {
                 _ = shared.cancel.cancelled() => return,
@@ -339,12 +363,17 @@ pub(crate) async fn start(cfg: ZkConfig, what: &str) -> Result<(Arc<Shared>, Dro
         }
     };
     let cancel = CancellationToken::new();
+    let health = HealthReporter::new(RegistryHealth::connecting(Some(cfg.connect_string.clone())));
+    if first.is_none() {
+        health.error(&format!("not connected to {} yet", cfg.connect_string));
+    }
     let shared = Arc::new(Shared {
         cfg,
         conn: watch::Sender::new(ConnState::default()),
         generation: watch::Sender::new(0),
         registered: Mutex::new(BTreeMap::new()),
         cancel: cancel.clone(),
+        health,
     });
     if let Some(c) = first {
         install(&shared, c);

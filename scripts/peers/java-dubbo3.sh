@@ -37,7 +37,7 @@ install() (
     flock 9
     local sum
     sum=$(checksum)
-    if [[ -f $DIR/.sum && $(cat "$DIR/.sum") == "$sum" && -d $DIR/classes && -d $DIR/lib ]]; then
+    if [[ -f $DIR/.sum && $(cat "$DIR/.sum") == "$sum" && -d $DIR/classes && -d $DIR/lib && -d $DIR/lib-obs ]]; then
         echo "java-dubbo3: up to date in $DIR"
         return
     fi
@@ -46,26 +46,45 @@ install() (
     rm -rf "$DIR/build"
     mkdir -p "$DIR/build"
     cp -r "$SRC/pom.xml" "$SRC/src" "$DIR/build/"
+    # lib: what every run gets; lib-obs: the profile `observability` adds (Dubbo's metrics and tracing need
+    # micrometer, and with micrometer present Dubbo collects metrics by default, so only runs that ask for
+    # them get these jars). The classes are compiled with the profile on.
     (cd "$DIR/build" && mvn -B -q -Dstyle.color=never dependency:copy-dependencies -DoutputDirectory="$DIR/build/lib" \
-        -DincludeScope=runtime && mvn -B -q -Dstyle.color=never compile)
-    rm -rf "$DIR/classes" "$DIR/lib"
+        -DincludeScope=runtime &&
+        mvn -B -q -Dstyle.color=never -Pobservability dependency:copy-dependencies \
+            -DoutputDirectory="$DIR/build/lib-all" -DincludeScope=runtime &&
+        mvn -B -q -Dstyle.color=never -Pobservability compile)
+    mkdir -p "$DIR/build/lib-obs"
+    local jar
+    for jar in "$DIR/build/lib-all"/*.jar; do
+        [[ -e $DIR/build/lib/$(basename "$jar") ]] || mv "$jar" "$DIR/build/lib-obs/"
+    done
+    rm -rf "$DIR/classes" "$DIR/lib" "$DIR/lib-obs"
     mv "$DIR/build/target/classes" "$DIR/classes"
     mv "$DIR/build/lib" "$DIR/lib"
+    mv "$DIR/build/lib-obs" "$DIR/lib-obs"
     rm -rf "$DIR/build"
     echo "$sum" >"$DIR/.sum"
     echo "java-dubbo3: built into $DIR"
 )
 
 classpath() {
-    [[ -d $DIR/classes && -d $DIR/lib ]] || { echo "java-dubbo3: not installed (run $0 install)" >&2; exit 1; }
+    [[ -d $DIR/classes && -d $DIR/lib && -d $DIR/lib-obs ]] || { echo "java-dubbo3: not installed (run $0 install)" >&2; exit 1; }
     echo "$DIR/classes:$DIR/lib/*"
 }
 
 run() {
     local main=$1
     shift
-    local cp
+    local cp arg
     cp=$(classpath)
+    # Dubbo's metrics and tracing jars only for the runs that use them (see install).
+    # lib-obs goes first: it holds newer versions of jars lib has too (micrometer-core, simpleclient).
+    for arg in "$@"; do
+        case $arg in
+            --metrics-out | --metrics-out=* | --tracing | --tracing=*) cp="$DIR/classes:$DIR/lib-obs/*:$DIR/lib/*" ;;
+        esac
+    done
     # shellcheck disable=SC2086
     exec java -Xms64m -Xmx512m -XX:+UseSerialGC ${JAVA_JIT--XX:TieredStopAtLevel=1} \
         --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/java.util=ALL-UNNAMED \

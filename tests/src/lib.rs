@@ -16,6 +16,7 @@ pub mod hostile;
 pub mod nacos;
 pub mod peak_rss;
 pub mod peers;
+pub mod prometheus;
 pub mod proxy;
 pub mod recording;
 pub mod stalled;

@@ -31,6 +31,7 @@ use dubbo_consumer::Protocols;
 use invoker::cluster;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
 use invoker::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
+use invoker::trace_context::{TraceParent, TRACEPARENT};
 use registry_core::Url;
 use serde_json::{json, Value};
 
@@ -124,6 +125,13 @@ pub struct Args {
     /// Limits on what providers may send.
     #[command(flatten)]
     limits: LimitArgs,
+    /// Dubbo's metrics for Prometheus (`--metrics-addr`).
+    #[command(flatten)]
+    metrics: crate::observe::MetricsArgs,
+    /// Send a new W3C trace context (`traceparent`, sampled) with every call, as a Java
+    /// consumer with tracing on does; the trace id is printed (`trace_id` with --json).
+    #[arg(long)]
+    trace: bool,
     /// TLS to providers.
     #[command(flatten)]
     tls: super::tls_args::TlsArgs,
@@ -426,7 +434,10 @@ impl Opened {
     }
 }
 
-async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
+async fn open_registry(
+    a: &Args,
+    metrics: Option<invoker::metrics::MetricsOptions>,
+) -> anyhow::Result<Opened> {
     let wait = Duration::from_secs(a.registry_timeout.max(1));
     let levels = Levels::connect(&a.target, Level::All, wait, wait).await?;
     let cc = match config_factory::for_registry(&a.target, None, wait).await {
@@ -465,7 +476,14 @@ async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
     })?;
     let dir = migration.directory();
     dir.wait_ready().await;
-    let invoker = cluster::join(dir as Arc<dyn Directory>);
+    let invoker = cluster::join_with(
+        dir as Arc<dyn Directory>,
+        cluster::ClusterOptions {
+            metrics,
+            layers: crate::observe::trace_layer(a.trace).into_iter().collect(),
+            ..cluster::ClusterOptions::default()
+        },
+    );
     Ok(Opened {
         invoker,
         provider: None,
@@ -478,15 +496,26 @@ async fn open_registry(a: &Args) -> anyhow::Result<Opened> {
     })
 }
 
-fn open_direct(a: &Args) -> anyhow::Result<Opened> {
+fn open_direct(
+    a: &Args,
+    metrics: Option<invoker::metrics::MetricsOptions>,
+) -> anyhow::Result<Opened> {
+    use invoker::filter::InvokerLayer;
     let url = provider_url(a)?;
-    let invoker = protocols(a)?.refer(&url).map_err(|e| {
+    let mut invoker = protocols(a)?.refer(&url).map_err(|e| {
         anyhow!(
             "cannot refer {}: {}",
             url.to_masked_identity_string(),
             e.message
         )
     })?;
+    if let Some(t) = crate::observe::trace_layer(a.trace) {
+        invoker = t.layer(invoker);
+    }
+    if let Some(m) = metrics {
+        // Labelled as this consumer (not with the provider URL's application).
+        invoker = invoker::metrics::MetricsLayer::for_consumer(consumer_url(a), m).layer(invoker);
+    }
     Ok(Opened {
         invoker,
         provider: url.address(),
@@ -595,10 +624,11 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
         .is_some_and(|p| REGISTRY_PROTOCOLS.contains(&p));
     let rt = super::runtime()?;
     rt.block_on(async {
+        let metrics = a.metrics.install("dubbo-registry-invoke")?;
         let opened = if is_registry {
-            open_registry(&a).await?
+            open_registry(&a, metrics).await?
         } else {
-            open_direct(&a)?
+            open_direct(&a, metrics)?
         };
         if a.repeat > 1 {
             let opened = Arc::new(opened);
@@ -609,6 +639,7 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
                 load(opened.clone(), inv.clone(), a.warmup, a.concurrency).await;
             }
             let stats = load(opened.clone(), inv, a.repeat, a.concurrency).await;
+            a.metrics.linger().await;
             if let Ok(o) = Arc::try_unwrap(opened) {
                 o.close().await;
             }
@@ -625,6 +656,19 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
             }
             return Ok(if stats.errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) });
         }
+        // One call: its trace context is made here, so that its id can be printed (the
+        // layer sends a context it finds on the call unchanged).
+        let (inv, trace) = match (a.trace, inv.attachment(TRACEPARENT)) {
+            (true, None) => {
+                let tp = TraceParent::generate(true);
+                (inv.with_attachment(TRACEPARENT, tp.to_string()), Some(tp))
+            }
+            (true, Some(given)) => {
+                let tp = TraceParent::parse(given);
+                (inv, tp)
+            }
+            (false, _) => (inv, None),
+        };
         let start = Instant::now();
         let result = opened.call(&inv).await;
         let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -632,8 +676,12 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
             Some((p, s)) => (Some(p), Some(s)),
             None => (opened.provider.clone(), None),
         };
+        a.metrics.linger().await;
         opened.close().await;
-        Ok(print(&a, result, provider, source, elapsed_ms))
+        if let (Some(tp), false) = (&trace, a.json) {
+            eprintln!("(trace id {})", tp.trace_id_hex());
+        }
+        Ok(print(&a, result, provider, source, elapsed_ms, trace))
     })
 }
 
@@ -643,6 +691,7 @@ fn print(
     provider: Option<String>,
     source: Option<Source>,
     elapsed_ms: f64,
+    trace: Option<TraceParent>,
 ) -> ExitCode {
     match result {
         Ok(r) => {
@@ -654,6 +703,10 @@ fn print(
                 }
                 if let Some(s) = &source {
                     s.json_fields(&mut o);
+                }
+                if let Some(t) = &trace {
+                    o.insert("trace_id".into(), json!(t.trace_id_hex()));
+                    o.insert("span_id".into(), json!(t.span_id_hex()));
                 }
                 o.insert(
                     "elapsed_ms".into(),

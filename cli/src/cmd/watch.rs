@@ -6,9 +6,14 @@
 //! category (`providers [application]` for the application level) and `+`/`-` lines for what
 //! changed; an added application-level provider names its application and revision.
 //!
+//! `--status` prints the health of the registry connection and of the service instead
+//! ([`status`]); `--metrics-addr` serves Dubbo's registry metrics for Prometheus (with
+//! `--status` also the directory gauges `dubbo_registry_directory_num_*`).
+//!
 //! Each provider is rendered once and its printable form kept ([`view`]), so a change among
 //! 10k providers renders one URL.
 
+mod status;
 mod view;
 
 use std::io::Write;
@@ -32,6 +37,14 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     route: super::route_view::RouteOpts,
+    /// Print the health of the registry connection and of the service (providers known,
+    /// available, disabled, last notify, last error), one line per change, instead of the
+    /// provider diff.
+    #[arg(long, conflicts_with = "method")]
+    status: bool,
+    /// Dubbo's metrics for Prometheus (`--metrics-addr`).
+    #[command(flatten)]
+    metrics: crate::observe::MetricsArgs,
 }
 
 /// Watches until Ctrl-C (exit 0) or until the registry ends the stream (exit 1).
@@ -50,6 +63,7 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
 async fn watch(a: Args) -> anyhow::Result<ExitCode> {
     let mut interrupt = super::Interrupt::install().await;
     let consumer = a.filter.consumer()?;
+    a.metrics.install("dubbo-registry-watch")?;
     let levels = Levels::connect_read_only(
         &a.filter.registry,
         a.filter.level,
@@ -57,6 +71,15 @@ async fn watch(a: Args) -> anyhow::Result<ExitCode> {
         a.filter.timeout(),
     )
     .await?;
+    if a.status {
+        let Some(registry) = levels.interface.clone() else {
+            levels.destroy().await;
+            anyhow::bail!("--status follows the interface level; use --level interface or all");
+        };
+        let code = status::run(registry, consumer, a.json, interrupt.wait()).await;
+        levels.destroy().await;
+        return code;
+    }
     let timeout = a.filter.timeout();
     let subscribe = |r: Arc<dyn Registry>, c: Url| async move {
         tokio::time::timeout(timeout, r.subscribe(&c))

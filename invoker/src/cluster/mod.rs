@@ -51,6 +51,7 @@ use crate::directory::Directory;
 use crate::filter::{apply_layers, InvokerLayer};
 use crate::loadbalance::LoadBalance;
 use crate::merger::MergerRegistry;
+use crate::metrics::{ConsumerMetrics, MetricsOptions};
 use crate::mock::{MockClusterInvoker, MockRegistry};
 use crate::rpc::{Invocation, Invoker, RpcResult, SharedInvoker};
 
@@ -157,6 +158,10 @@ pub struct ClusterOptions {
     /// Where `merger` names and `.method` mergers are looked up (mergeable cluster); `None` =
     /// the process-wide [`MergerRegistry::global`].
     pub merger_registry: Option<Arc<MergerRegistry>>,
+    /// Record Dubbo's consumer metrics for every call ([`crate::metrics`]; Java's
+    /// `MetricsConsumerFilter`), inside the mock wrapper and the layers, around the strategy.
+    /// `None` (default): no metrics.
+    pub metrics: Option<MetricsOptions>,
 }
 
 impl Default for ClusterOptions {
@@ -169,6 +174,7 @@ impl Default for ClusterOptions {
             mock_registry: None,
             layers: Vec::new(),
             merger_registry: None,
+            metrics: None,
         }
     }
 }
@@ -200,6 +206,7 @@ pub struct ClusterInvoker {
     failback: Option<Failback>,
     mergers: Arc<MergerRegistry>,
     registry_url: Url,
+    metrics: Option<Arc<ConsumerMetrics>>,
 }
 
 impl ClusterInvoker {
@@ -214,6 +221,9 @@ impl ClusterInvoker {
             .clone()
             .unwrap_or_else(MergerRegistry::global);
         let registry_url = directory.registry_url();
+        let metrics = options
+            .metrics
+            .map(|o| ConsumerMetrics::for_consumer(&directory.consumer_url(), o));
         let core = Arc::new(ClusterCore::new(
             directory,
             options.loadbalance,
@@ -226,6 +236,34 @@ impl ClusterInvoker {
             failback,
             mergers,
             registry_url,
+            metrics,
+        }
+    }
+
+    /// The service's call metrics, when recorded.
+    pub fn metrics(&self) -> Option<&Arc<ConsumerMetrics>> {
+        self.metrics.as_ref()
+    }
+
+    async fn invoke_strategy(&self, invocation: &Invocation) -> RpcResult {
+        self.core.check_whether_destroyed()?;
+        let set = self.core.list_checked(invocation)?;
+        let lb = self.core.load_balance(&set, invocation);
+        let core = &*self.core;
+        match self.kind {
+            ClusterKind::Failover => failover::invoke(core, invocation, set, &*lb).await,
+            ClusterKind::Failfast => failfast::invoke(core, invocation, &set, &*lb).await,
+            ClusterKind::Failsafe => failsafe::invoke(core, invocation, &set, &*lb).await,
+            ClusterKind::Forking => forking::invoke(core, invocation, set, &*lb).await,
+            ClusterKind::Broadcast => broadcast::invoke(core, invocation, &set).await,
+            ClusterKind::Available => available::invoke(core, invocation, &set).await,
+            ClusterKind::Mergeable => {
+                mergeable::invoke(core, invocation, &set, &self.mergers).await
+            }
+            ClusterKind::Failback => match &self.failback {
+                Some(fb) => fb.invoke(&self.core, invocation, &set, lb).await,
+                None => failsafe::invoke(core, invocation, &set, &*lb).await,
+            },
         }
     }
 
@@ -260,24 +298,14 @@ impl Invoker for ClusterInvoker {
     }
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
-        self.core.check_whether_destroyed()?;
-        let set = self.core.list_checked(invocation)?;
-        let lb = self.core.load_balance(&set, invocation);
-        let core = &*self.core;
-        match self.kind {
-            ClusterKind::Failover => failover::invoke(core, invocation, set, &*lb).await,
-            ClusterKind::Failfast => failfast::invoke(core, invocation, &set, &*lb).await,
-            ClusterKind::Failsafe => failsafe::invoke(core, invocation, &set, &*lb).await,
-            ClusterKind::Forking => forking::invoke(core, invocation, set, &*lb).await,
-            ClusterKind::Broadcast => broadcast::invoke(core, invocation, &set).await,
-            ClusterKind::Available => available::invoke(core, invocation, &set).await,
-            ClusterKind::Mergeable => {
-                mergeable::invoke(core, invocation, &set, &self.mergers).await
+        match &self.metrics {
+            None => self.invoke_strategy(invocation).await,
+            Some(m) => {
+                let record = m.start(invocation);
+                let r = self.invoke_strategy(invocation).await;
+                record.finish(&r);
+                r
             }
-            ClusterKind::Failback => match &self.failback {
-                Some(fb) => fb.invoke(&self.core, invocation, &set, lb).await,
-                None => failsafe::invoke(core, invocation, &set, &*lb).await,
-            },
         }
     }
 

@@ -45,6 +45,7 @@ use crate::rpc::{Invocation, RpcError};
 pub(crate) mod condition_match;
 pub mod config_parser;
 pub mod configurator;
+mod health;
 pub mod merge;
 mod options;
 mod registry_directory;
@@ -55,6 +56,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub use health::{DirectoryHealth, DirectoryPhase};
 pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
 pub use registry_directory::{ConfiguratorScope, RegistryDirectory, SUBSCRIBE_CATEGORIES};
 pub use rules::RuleWatcher;

@@ -86,6 +86,10 @@ pub struct DirectoryOptions {
     /// its URL has `actives`, the ActiveLimit filter (default true). Without counters the
     /// leastactive, shortestresponse and p2c balancers see no load.
     pub count_calls: bool,
+    /// How often the directory's task re-counts available invokers (its
+    /// [`super::DirectoryHealth`] and `dubbo_registry_directory_num_*` gauges) and refreshes
+    /// the service's aggregated call metrics (default 1 s; `None`: only when notified).
+    pub health_interval: Option<Duration>,
 }
 
 impl Default for DirectoryOptions {
@@ -101,6 +105,7 @@ impl Default for DirectoryOptions {
             router_factory: None,
             group_joiner: None,
             count_calls: true,
+            health_interval: Some(Duration::from_secs(1)),
         }
     }
 }

@@ -4,10 +4,14 @@
 //! publishes a new immutable [`Snapshot`] through `ArcSwap`, and [`Directory::list`] is a
 //! load plus an `Arc` clone. Retired invokers are destroyed after the swap, so calls that
 //! already hold the previous set finish on their invoker.
+//!
+//! Every applied notification, and every [`DirectoryOptions::health_interval`] a re-count of
+//! the available invokers, updates the directory's [`DirectoryHealth`] and its metrics
+//! (`dubbo_registry_directory_num_*`, notification counts and times).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use futures::future::BoxFuture;
@@ -20,6 +24,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::configurator::{configure_all, to_configurators, AffectFilter, Configurator};
+use super::health::{DirectoryHealth, DirectoryPhase};
 use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
 use super::snapshot::{build, is_multi_group, BuildCtx, ChainInputs, Phase, Snapshot};
@@ -27,6 +32,7 @@ use super::table::{host_hash, Applied, Ctx, Entry, ProviderTable};
 use super::Directory;
 use crate::filter::active_limit::CountingFactory;
 use crate::invoker_set::InvokerSet;
+use crate::metrics::{ConsumerMetrics, DirectoryCounts, DirectoryMetrics};
 use crate::router::chain::{Chain, ChainMode, RuleSet};
 use crate::router::condition::Dialect;
 use crate::router::mock::wants_mock;
@@ -73,6 +79,8 @@ pub struct RegistryDirectory {
     destroyed: AtomicBool,
     cancel: CancellationToken,
     registration: Mutex<Option<(Arc<dyn Registry>, Url)>>,
+    health: watch::Sender<DirectoryHealth>,
+    metrics: DirectoryMetrics,
 }
 
 #[derive(Debug, Default)]
@@ -131,7 +139,13 @@ impl RegistryDirectory {
         let joiner = options.group_joiner.clone().unwrap_or_else(|| {
             Arc::new(crate::cluster::ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>
         });
+        let health = watch::Sender::new(DirectoryHealth::waiting(
+            consumer.service_key().unwrap_or_default(),
+        ));
+        let metrics = DirectoryMetrics::new(&consumer, &registry_url, "interface");
         Arc::new(RegistryDirectory {
+            health,
+            metrics,
             multi_group: is_multi_group(&consumer),
             joiner,
             directory_url: ArcSwap::from_pointee(consumer.clone()),
@@ -171,7 +185,8 @@ impl RegistryDirectory {
         let dir = RegistryDirectory::new(consumer, registry_url, factory, options);
         let weak = Arc::downgrade(&dir);
         let cancel = dir.cancel.clone();
-        handle.spawn(follow(subscription, weak, cancel));
+        let interval = dir.options.health_interval;
+        handle.spawn(follow(subscription, weak, cancel, interval));
         Ok(dir)
     }
 
@@ -253,6 +268,7 @@ impl RegistryDirectory {
             Some(Ok(rule)) => Some(rule),
             Some(Err(e)) => {
                 tracing::warn!(key = %config_key, error = %e, "routing rule refused; the previous rule stays");
+                self.record_error(format!("routing rule {config_key} refused: {e}"));
                 return Err(e);
             }
         };
@@ -435,6 +451,7 @@ impl RegistryDirectory {
         if self.destroyed.load(Ordering::Acquire) {
             return;
         }
+        let started = Instant::now();
         crate::metrics::notification();
         let mut configurators: Vec<Url> = Vec::new();
         let mut routers: Vec<Url> = Vec::new();
@@ -459,6 +476,14 @@ impl RegistryDirectory {
             }
         }
         let providers: &[Url] = if only_providers { urls } else { &providers };
+        // The size Java reports for a providers list (`empty://` is none).
+        let listed = (!providers.is_empty()).then(|| {
+            if providers.len() == 1 && is_empty_url(&providers[0]) {
+                0
+            } else {
+                providers.len()
+            }
+        });
         let mut st = self.state.lock();
         let mut cfg_changed = false;
         if let Some(cs) = to_configurators(&configurators, self.options.compat) {
@@ -484,6 +509,79 @@ impl RegistryDirectory {
             routers_changed = true;
         }
         self.refresh(&mut st, providers, cfg_changed, routers_changed);
+        let known = st.table.len();
+        let with_invoker = st.table.valid();
+        let refer_error = st.table.take_refer_error();
+        drop(st);
+        self.metrics.notified(listed, started.elapsed());
+        if let Some(e) = refer_error {
+            self.record_error(e);
+        }
+        self.update_health(Some((known, with_invoker)));
+    }
+
+    /// Re-counts the invokers (and, after a notification, the providers) into the health
+    /// and the directory gauges; `notified` = (providers known, providers with an invoker).
+    fn update_health(&self, notified: Option<(usize, usize)>) {
+        let snap = self.snapshot.load();
+        let phase = match snap.phase {
+            Phase::Waiting => DirectoryPhase::Waiting,
+            Phase::Ready => DirectoryPhase::Ready,
+            Phase::Forbidden => DirectoryPhase::Forbidden,
+            Phase::Destroyed => DirectoryPhase::Destroyed,
+        };
+        let invokers = snap.all.invokers();
+        let available = invokers.iter().filter(|i| i.is_available()).count();
+        let mut counts = None;
+        self.health.send_if_modified(|h| {
+            let before = h.clone();
+            h.phase = phase;
+            h.invokers = invokers.len();
+            h.available = available;
+            if let Some((known, with_invoker)) = notified {
+                h.providers = known;
+                h.disabled = known.saturating_sub(with_invoker);
+                h.notifications += 1;
+                h.last_notify_unix_ms = Some(registry_core::health::now_ms());
+            }
+            counts = Some(DirectoryCounts {
+                all: h.invokers,
+                valid: h.available,
+                to_reconnect: h.to_reconnect(),
+                disabled: h.disabled,
+            });
+            *h != before
+        });
+        if let Some(c) = counts {
+            self.metrics.set_counts(c);
+        }
+    }
+
+    /// Records an error in the health (`last_error`).
+    fn record_error(&self, e: String) {
+        self.health.send_modify(|h| {
+            h.last_error = Some(e);
+            h.last_error_unix_ms = Some(registry_core::health::now_ms());
+        });
+    }
+
+    /// The directory's health: what it holds and how it is doing; the receiver sees every
+    /// change (see [`DirectoryHealth`]).
+    pub fn health(&self) -> watch::Receiver<DirectoryHealth> {
+        self.health.subscribe()
+    }
+
+    /// The periodic re-count of the directory's task: availability changes that came with
+    /// no notification (a connection dropped or came back), and the service's aggregated
+    /// call metrics.
+    fn tick(&self) {
+        if self.destroyed.load(Ordering::Acquire) {
+            return;
+        }
+        self.update_health(None);
+        if let Some(m) = ConsumerMetrics::lookup(&self.consumer) {
+            m.refresh();
+        }
     }
 
     /// Registry `condition://` URLs: Dubbo 3.3 has no `condition` RouterFactory and ignores
@@ -699,6 +797,7 @@ impl RegistryDirectory {
         self.changed();
         self.mark_ready();
         destroy_all(retired);
+        self.update_health(Some((0, 0)));
         self.unregister_in_background();
     }
 
@@ -804,19 +903,53 @@ fn registry_error(e: registry_core::Error) -> RpcError {
 }
 
 /// The background task: applies notifications until the stream ends, the directory is
-/// dropped or destroyed.
+/// dropped or destroyed; re-counts the available invokers every `interval`.
 async fn follow(
     mut subscription: Subscription,
     dir: Weak<RegistryDirectory>,
     cancel: CancellationToken,
+    interval: Option<Duration>,
 ) {
+    let mut tick = interval.map(|i| {
+        let mut t = tokio::time::interval(i.max(Duration::from_millis(10)));
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t
+    });
+    let mut open = true;
     loop {
-        let next = tokio::select! {
-            _ = cancel.cancelled() => break,
-            n = subscription.next() => n,
+        let ticked = async {
+            match tick.as_mut() {
+                Some(t) => {
+                    t.tick().await;
+                }
+                None => std::future::pending().await,
+            }
         };
-        let Some(n) = next else { break };
-        let Some(d) = dir.upgrade() else { break };
-        d.notify_category(&n.category, &n.urls);
+        let next = async {
+            if open {
+                subscription.next().await
+            } else {
+                std::future::pending().await
+            }
+        };
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            n = next => {
+                let Some(n) = n else {
+                    // The registry ended the stream: keep the lists, keep counting.
+                    if tick.is_none() {
+                        break;
+                    }
+                    open = false;
+                    continue;
+                };
+                let Some(d) = dir.upgrade() else { break };
+                d.notify_category(&n.category, &n.urls);
+            }
+            () = ticked => {
+                let Some(d) = dir.upgrade() else { break };
+                d.tick();
+            }
+        }
     }
 }

@@ -111,9 +111,16 @@ pub(crate) struct ProviderTable {
     /// Provider application names, shared by the entries.
     app_pool: Vec<Arc<str>>,
     epoch: u64,
+    /// The last provider that could not be referred (for the directory's health).
+    refer_error: Option<String>,
 }
 
 impl ProviderTable {
+    /// The last refer failure since the previous call.
+    pub(crate) fn take_refer_error(&mut self) -> Option<String> {
+        self.refer_error.take()
+    }
+
     /// Entries in list order.
     pub(super) fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
         self.order
@@ -149,6 +156,10 @@ impl ProviderTable {
                 Ok(i) => i,
                 Err(e) => {
                     tracing::warn!(provider = %merged, error = %e, "failed to refer provider; skipped");
+                    self.refer_error = Some(format!(
+                        "cannot refer provider {}: {e}",
+                        merged.to_masked_identity_string()
+                    ));
                     return None;
                 }
             }

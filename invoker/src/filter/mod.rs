@@ -11,6 +11,7 @@ pub mod active_limit;
 pub mod consumer_context;
 pub mod deprecated;
 pub mod future;
+pub mod trace_context;
 
 /// Wraps an invoker with a filter.
 pub trait InvokerLayer: Send + Sync + Debug {

@@ -18,6 +18,12 @@
 //!   the shared [`InstanceCache`] (identical snapshots publish nothing). When the last watcher
 //!   goes, `subscribe=false` is sent. On disconnect nothing is cleared: the lists stay as they
 //!   were until the server says otherwise.
+//! - **After a reconnect** (the session moved to another server of a cluster, or the server
+//!   came back), an empty instance list for a service that had providers is held for
+//!   [`RECONNECT_EMPTY_GRACE`]: the providers' own sessions are re-registering on the new
+//!   server at the same time, and a cluster drops a lost node's instances before they are
+//!   back. A non-empty list in the meantime is applied at once; a service still empty when
+//!   the grace ends is queried again and then applied, empty or not.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -44,6 +50,9 @@ use crate::source::{ChangeSource, ServiceSnapshot};
 /// Page size of `ServiceListRequest` scans.
 const LIST_PAGE: u32 = 500;
 
+/// How long an empty list is held after a reconnect (see the module docs).
+pub(crate) const RECONNECT_EMPTY_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[derive(Debug)]
 struct Registration {
     instances: Vec<InstanceSpec>,
@@ -57,6 +66,8 @@ struct Subscribed {
     cache: InstanceCache,
     /// Generation of the link it is subscribed on (0: pending).
     done: u64,
+    /// An empty list arrived during the reconnect grace and was not published.
+    held: bool,
 }
 
 /// Naming state of a session (owned by [`Shared`]).
@@ -69,6 +80,8 @@ pub(crate) struct NamingState {
     /// Persistent instances registered (service, ip, port): not bound to the connection, so
     /// never redone; deregistered on shutdown.
     persistent: Mutex<FxHashMap<(String, String, i32), InstanceSpec>>,
+    /// Until when empty lists are held after a reconnect (see the module docs).
+    hold_empty_until: Mutex<Option<std::time::Instant>>,
 }
 
 fn instance<'a>(i: &'a InstanceSpec) -> Instance<'a> {
@@ -156,6 +169,56 @@ impl NamingState {
             .collect();
         for s in subs {
             self.subscribe_one(shared, link, &s).await;
+        }
+    }
+
+    /// A connection after the first one is up: hold empty lists for a while.
+    pub(crate) fn on_reconnect(&self) {
+        *self.hold_empty_until.lock() = Some(std::time::Instant::now() + RECONNECT_EMPTY_GRACE);
+    }
+
+    /// When the reconnect grace is over: queries every service whose empty list was held
+    /// and publishes what the server says now (empty or not).
+    pub(crate) async fn release_held(&self, shared: &Shared, link: &Link) {
+        {
+            let mut until = self.hold_empty_until.lock();
+            match *until {
+                Some(t) if t > std::time::Instant::now() => return,
+                Some(_) => *until = None,
+                None => return,
+            }
+        }
+        let held: Vec<String> = self
+            .subs
+            .lock()
+            .iter()
+            .filter(|(_, s)| s.held)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for service in held {
+            let fresh = query_raw(shared, Some(link), &service).await;
+            let mut subs = self.subs.lock();
+            let Some(s) = subs.get_mut(&service) else {
+                continue;
+            };
+            if !s.held {
+                continue;
+            }
+            s.held = false;
+            if let Ok(json) = &fresh {
+                if let Some(WithServiceInfo {
+                    service_info: Some(info),
+                    ..
+                }) = std::str::from_utf8(json)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<WithServiceInfo<'_>>(t).ok())
+                {
+                    let _ = s.cache.apply(&service, info.get());
+                }
+            }
+            debug!(service = %service, providers = s.cache.urls().map_or(0, |u| u.len()), "nacos reconnect grace over; publishing the current list");
+            let cache = &s.cache;
+            s.tx.send_if_modified(|snap| snap.take_from(cache, true));
         }
     }
 
@@ -322,6 +385,20 @@ impl NamingState {
             return Ok(());
         };
         let changed = s.cache.apply(service, info)?;
+        let empty = !s.cache.is_instances_mode() && s.cache.urls().is_none_or(|u| u.is_empty());
+        if !empty {
+            s.held = false;
+        } else if changed
+            && self
+                .hold_empty_until
+                .lock()
+                .is_some_and(|t| t > std::time::Instant::now())
+            && s.tx.borrow().urls.as_ref().is_some_and(|u| !u.is_empty())
+        {
+            debug!(service = %service, "nacos: empty list right after a reconnect; held for the grace period");
+            s.held = true;
+            return Ok(());
+        }
         let cache = &s.cache;
         s.tx.send_if_modified(|snap| snap.take_from(cache, changed));
         Ok(())
@@ -397,6 +474,11 @@ impl GrpcNaming {
     /// True while connected.
     pub fn is_connected(&self) -> bool {
         self.shared().is_connected()
+    }
+
+    /// The connection's health (see [`registry_core::health`]).
+    pub fn health(&self) -> tokio::sync::watch::Receiver<registry_core::RegistryHealth> {
+        self.shared().health.subscribe()
     }
 
     /// Request counters.
@@ -688,6 +770,7 @@ impl GrpcSource {
                     InstanceCache::new()
                 },
                 done: 0,
+                held: false,
             },
         );
         drop(subs);

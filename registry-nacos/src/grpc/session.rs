@@ -86,6 +86,8 @@ pub(crate) struct Shared {
     pub(crate) stats: GrpcStats,
     last_activity: Mutex<Instant>,
     last_error: Mutex<Option<NacosError>>,
+    /// The connection's health: the server in use, losses and moves to another server.
+    pub(crate) health: registry_core::HealthReporter,
 }
 
 /// Owns the session's task: dropping it ends the task and closes the connection.
@@ -142,6 +144,9 @@ impl Session {
             stats: GrpcStats::default(),
             last_activity: Mutex::new(Instant::now()),
             last_error: Mutex::new(None),
+            health: registry_core::HealthReporter::new(registry_core::RegistryHealth::connecting(
+                Some(cfg.servers.join(",")),
+            )),
         });
         rt.spawn(run(shared.clone(), cmd_rx));
         Ok(Session { shared })
@@ -322,6 +327,7 @@ async fn connect(shared: &Shared, next: &mut usize, generation: &mut u64) -> Opt
                         warn!(server = %server, error = %e, "nacos grpc connect failed; retrying with backoff");
                         warned = true;
                     }
+                    shared.health.error(&e.to_string());
                     *shared.last_error.lock() = Some(e);
                 }
             }
@@ -352,12 +358,16 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::Receiver<Command>) {
         shared.stats.connections.fetch_add(1, Ordering::Relaxed);
         shared.touch();
         shared.link.send_replace(Some(link.clone()));
+        shared.health.connected(&link.server);
         info!(server = %link.server, connection_id = %link.connection_id, "nacos grpc connected");
         let mut reset = None;
         for p in early {
             if let Some(r) = handle_server_request(&shared, &link, p).await {
                 reset = Some(r);
             }
+        }
+        if link.generation > 1 {
+            shared.naming.on_reconnect();
         }
         shared.naming.redo(&shared, &link).await;
         shared.fuzzy.redo(&shared, &link).await;
@@ -380,6 +390,7 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::Receiver<Command>) {
             tokio::select! {
                 _ = shared.cancel.cancelled() => {
                     shared.link.send_replace(None);
+                    shared.health.closed();
                     return;
                 }
                 m = inbound.recv() => match m {
@@ -401,6 +412,7 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::Receiver<Command>) {
                     None => return,
                 },
                 _ = tick.tick() => {
+                    shared.naming.release_held(&shared, &link).await;
                     let idle = shared.last_activity.lock().elapsed();
                     if idle >= KEEPALIVE_IDLE {
                         if let Err(e) = keepalive(&shared, &link).await {
@@ -426,12 +438,16 @@ async fn run(shared: Arc<Shared>, mut cmds: mpsc::Receiver<Command>) {
             }
         };
         shared.link.send_replace(None);
+        shared
+            .health
+            .reconnecting(&format!("lost {}: {why}", link.server));
         shared.naming.on_disconnect();
         shared.fuzzy.on_disconnect();
         shared.config.on_disconnect();
         warn!(server = %link.server, reason = %why, "nacos grpc connection lost; reconnecting (lists are kept)");
     }
     shared.link.send_replace(None);
+    shared.health.closed();
 }
 
 /// Three HealthChecks (3 s timeout each, random pause ≤ 500 ms between) before giving up.

@@ -54,8 +54,8 @@ public final class Consumer {
             code = run(new Args(argv, "registry", "url", "interface", "group", "version", "protocol", "method",
                     "args", "types", "repeat", "concurrency", "warmup", "timeout", "attachment", "generic", "app",
                     "migration", "mode", "stable-ms", "wait-ms", "expect", "retries", "cluster", "loadbalance",
-                    "param", "provided-by", "serialization", "check", "batch", "ssl-client-cert", "ssl-client-key",
-                    "ssl-client-trust"));
+                    "param", "provided-by", "serialization", "check", "batch", "metrics-out", "tracing",
+                    "ssl-client-cert", "ssl-client-key", "ssl-client-trust"));
         } catch (Throwable t) {
             Map<String, Object> err = new LinkedHashMap<>();
             err.put("error", String.valueOf(t));
@@ -96,7 +96,21 @@ public final class Consumer {
         }
         ApplicationConfig app = new ApplicationConfig(a.get("app", "java-dubbo3-consumer"));
         app.setQosEnable(false);
+        int qosPort = 0;
+        if (a.get("metrics-out") != null) {
+            // Prometheus scrapes Dubbo on its QOS port (`GET /metrics`): the same path here.
+            qosPort = Peer.port(0);
+            app.setQosEnable(true);
+            app.setQosPort(qosPort);
+            app.setQosAcceptForeignIp(false);
+        }
         DubboBootstrap bootstrap = DubboBootstrap.getInstance().application(app);
+        if (a.get("metrics-out") != null) {
+            bootstrap.metrics(Observability.metrics());
+        }
+        if (a.flag("tracing")) {
+            bootstrap.tracing(Observability.tracing());
+        }
         String registry = a.get("registry", "none");
         bootstrap.registry(new RegistryConfig("none".equals(registry) ? RegistryConfig.NO_AVAILABLE : registry));
         if (a.get("ssl-client-cert") != null || a.get("ssl-client-trust") != null) {
@@ -157,7 +171,11 @@ public final class Consumer {
         if ("first-success".equals(a.get("mode", "call"))) {
             return firstSuccess(a, iface, proxy);
         }
-        return call(a, ref, iface, proxy);
+        int code = call(a, ref, iface, proxy);
+        if (a.get("metrics-out") != null) {
+            Observability.scrape(qosPort, a.get("metrics-out"));
+        }
+        return code;
     }
 
     // ---------------------------------------------------------------------------------------------

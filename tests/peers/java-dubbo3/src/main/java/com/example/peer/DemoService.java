@@ -75,6 +75,13 @@ public interface DemoService {
     /** The call's attachments as the provider saw them; each is also sent back as response attachment "echo-KEY". */
     Map<String, String> echoAttachments();
 
+    /**
+     * What Dubbo's tracing (provider run with --tracing) made of this call: {@code trace_id}, {@code span_id},
+     * {@code parent_id}, {@code sampled} of the server span, and the raw {@code traceparent}/{@code tracestate}
+     * attachments. Also logged on stderr as {@code TRACE <json>}.
+     */
+    Map<String, Object> traceContext();
+
     /** Sleeps, then answers "slept MILLIS". */
     String sleep(int millis);
 

@@ -180,6 +180,11 @@ public class DemoServiceImpl implements DemoService {
     }
 
     @Override
+    public Map<String, Object> traceContext() {
+        return TraceProbe.current();
+    }
+
+    @Override
     public String sleep(int millis) {
         try {
             Thread.sleep(millis);

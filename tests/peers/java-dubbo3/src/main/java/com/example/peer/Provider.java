@@ -44,7 +44,7 @@ public final class Provider {
         Args a = new Args(argv, "registry", "app", "protocols", "dubbo-port", "tri-port", "group", "version",
                 "register-mode", "metadata-type", "metadata-protocol", "metadata-port", "services", "param",
                 "app-param", "protocol-param", "tag", "weight", "serialization", "token", "delay", "only-metadata-v2",
-                "ssl-server-cert", "ssl-server-key", "ssl-server-trust", "ssl-enabled");
+                "tracing", "ssl-server-cert", "ssl-server-key", "ssl-server-trust", "ssl-enabled");
         String app = a.get("app", "java-dubbo3-peer");
         Identity.application = app;
         Identity.tag = a.get("tag", "");
@@ -66,6 +66,9 @@ public final class Provider {
         appConfig.setParameters(new HashMap<>(a.pairs("app-param")));
 
         DubboBootstrap bootstrap = DubboBootstrap.getInstance().application(appConfig);
+        if (a.flag("tracing")) {
+            bootstrap.tracing(Observability.tracing());
+        }
         String registry = a.get("registry", "none");
         RegistryConfig registryConfig = new RegistryConfig("none".equals(registry) ? RegistryConfig.NO_AVAILABLE : registry);
         bootstrap.registry(registryConfig);
