@@ -331,6 +331,9 @@ impl Registry for MemoryRegistry {
     fn is_available(&self) -> bool {
         self.inner.is_available()
     }
+    fn health(&self) -> tokio::sync::watch::Receiver<crate::RegistryHealth> {
+        self.inner.health()
+    }
     async fn register(&self, url: &Url) -> Result<()> {
         self.inner.register(url).await
     }

@@ -76,6 +76,9 @@ impl Registry for NacosRegistry {
     fn is_available(&self) -> bool {
         self.inner.is_available()
     }
+    fn health(&self) -> tokio::sync::watch::Receiver<registry_core::RegistryHealth> {
+        self.inner.health()
+    }
     async fn register(&self, url: &Url) -> registry_core::Result<()> {
         self.inner.register(url).await
     }
