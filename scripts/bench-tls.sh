@@ -4,7 +4,8 @@
 # certificate made here with the openssl CLI), both serving dubbo and tri; the release
 # `dubbo-registry invoke --repeat N --concurrency C --json` calls DemoService.sayHello on each, in
 # alternating rounds, with 1 and 64 calls in flight, over Dubbo2 and Triple. Prints one JSON line per
-# run and a table.
+# run and a table (calls/s, p50, p99, and the client's CPU time per call, the steadier number on a
+# busy machine).
 #
 #   bash scripts/bench-tls.sh [ROUNDS (3)] [CALLS_1 (4000)] [CALLS_64 (20000)]
 #
@@ -40,7 +41,8 @@ trap cleanup EXIT
     openssl pkcs8 -topk8 -nocrypt -in server.key -out server.p8.key
 )
 
-# start NAME ARGS...: a provider in the background; waits for READY, prints "DUBBO_PORT TRI_PORT".
+# start NAME ARGS...: a provider in the background (its pid kept for the cleanup); waits for READY
+# and writes "DUBBO_PORT TRI_PORT" to $WORK/NAME.ports.
 start() {
     local name=$1 out
     shift
@@ -50,7 +52,7 @@ start() {
     PIDS+=($!)
     for _ in $(seq 1 120); do
         if grep -q '^READY ' "$out"; then
-            sed -n 's/^READY //p' "$out" | python3 -c 'import json,sys; p=json.load(sys.stdin)["ports"]; print(p["dubbo"], p["tri"])'
+            sed -n 's/^READY //p' "$out" | python3 -c 'import json,sys; p=json.load(sys.stdin)["ports"]; print(p["dubbo"], p["tri"])' >"$WORK/$name.ports"
             return
         fi
         grep -q '^FAILED' "$out" && { cat "$out" "$WORK/$name.err" >&2; exit 1; }
@@ -60,9 +62,10 @@ start() {
     exit 1
 }
 
-read -r PLAIN_DUBBO PLAIN_TRI < <(start plain)
-read -r TLS_DUBBO TLS_TRI < <(start tls --ssl-server-cert "$WORK/server.pem" \
-    --ssl-server-key "$WORK/server.p8.key" --ssl-enabled true)
+start plain
+start tls --ssl-server-cert "$WORK/server.pem" --ssl-server-key "$WORK/server.p8.key" --ssl-enabled true
+read -r PLAIN_DUBBO PLAIN_TRI <"$WORK/plain.ports"
+read -r TLS_DUBBO TLS_TRI <"$WORK/tls.ports"
 
 run() { # protocol port in_flight calls tls(yes|no)
     local flags=()
@@ -99,8 +102,8 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$RESULTS" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("| protocol | in flight | round | plaintext calls/s, p50, p99 | TLS calls/s, p50, p99 | TLS / plaintext |")
-print("|---|---|---|---|---|---|")
+print("| protocol | in flight | round | plaintext calls/s, p50, p99 | TLS calls/s, p50, p99 | calls/s TLS / plaintext | client CPU µs per call, plaintext / TLS |")
+print("|---|---|---|---|---|---|---|")
 key = lambda r: (r["protocol"], r["stats"]["concurrency"], r["round"])
 by = {}
 for r in rows:
@@ -108,5 +111,6 @@ for r in rows:
 for (p, c, rnd), m in sorted(by.items()):
     a, b = m["no"], m["yes"]
     fmt = lambda s: f'{s["calls_per_sec"]:,.0f}, {s["p50_us"]:.0f} µs, {s["p99_us"]:.0f} µs'
-    print(f'| {p} | {c} | {rnd} | {fmt(a)} | {fmt(b)} | {b["calls_per_sec"] / a["calls_per_sec"]:.2f} |')
+    cpu = f'{a["cpu_us_per_call"]:.1f} / {b["cpu_us_per_call"]:.1f}'
+    print(f'| {p} | {c} | {rnd} | {fmt(a)} | {fmt(b)} | {b["calls_per_sec"] / a["calls_per_sec"]:.2f} | {cpu} |')
 EOF
