@@ -24,14 +24,18 @@ log() { echo "test-all: $*"; }
 # must find their port again), every port of it unused (no listener on 127.0.0.1). Layout from
 # the base B: ZooKeeper B, Nacos B+10 / B+12 (auth) / B+14 (short timeouts) with gRPC on +1000,
 # the servers tests start and stop themselves at B+20 (ZooKeeper), B+30 and B+32 (Nacos), the
-# 3-node ensemble at B+200 (clients B+200..202, quorum/election B+300..305).
+# 3-node ensemble at B+200 (clients B+200..202, quorum/election B+300..305), a test's private
+# 3-node Nacos cluster at B+40..42 (gRPC B+1040..1042) and private ensemble at B+400 (clients
+# B+400..402, quorum/election B+500..505).
 port_busy() { timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
 block_free() {
     local b=$1 p
     for p in $b $((b + 10)) $((b + 12)) $((b + 14)) $((b + 1010)) $((b + 1012)) $((b + 1014)) \
         $((b + 20)) $((b + 30)) $((b + 32)) $((b + 1030)) $((b + 1032)) \
         $((b + 200)) $((b + 201)) $((b + 202)) $((b + 300)) $((b + 301)) $((b + 302)) $((b + 303)) \
-        $((b + 304)) $((b + 305)); do
+        $((b + 304)) $((b + 305)) $((b + 40)) $((b + 41)) $((b + 42)) $((b + 1040)) $((b + 1041)) \
+        $((b + 1042)) $((b + 400)) $((b + 401)) $((b + 402)) $((b + 500)) $((b + 501)) $((b + 502)) \
+        $((b + 503)) $((b + 504)) $((b + 505)); do
         if port_busy "$p"; then return 1; fi
     done
 }
@@ -52,6 +56,8 @@ ZK_ENSEMBLE_BASE=${ZK_ENSEMBLE_BASE:-$((BASE + 200))}
 export DUBBO_TEST_ZK_KILL9_PORT=${DUBBO_TEST_ZK_KILL9_PORT:-$((BASE + 20))}
 export DUBBO_TEST_NACOS_RESTART_PORT=${DUBBO_TEST_NACOS_RESTART_PORT:-$((BASE + 30))}
 export DUBBO_TEST_NACOS_GRPC_RESTART_PORT=${DUBBO_TEST_NACOS_GRPC_RESTART_PORT:-$((BASE + 32))}
+export DUBBO_TEST_NACOS_CLUSTER_BASE=${DUBBO_TEST_NACOS_CLUSTER_BASE:-$((BASE + 40))}
+export DUBBO_TEST_ZK_ENSEMBLE_PRIVATE_BASE=${DUBBO_TEST_ZK_ENSEMBLE_PRIVATE_BASE:-$((BASE + 400))}
 RUN_STATE=$(mktemp -d -t dubbo-rs-test.XXXXXX)
 export ZK_STATE_DIR=${ZK_STATE_DIR:-$RUN_STATE/zk}
 export NACOS_STATE_DIR=${NACOS_STATE_DIR:-$RUN_STATE/nacos}
