@@ -17,7 +17,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A private Nacos group keeps this example away from real services.
     let registry_url =
         Url::parse(&addr)?.with_param("group", &format!("example-{}", std::process::id()));
-    let registry = registry_nacos::nacos_registry(&registry_url)?;
+    let registry = registry_nacos::NacosRegistry::new(&registry_url)?;
 
     let service = "org.example.InventoryService";
     let provider = Url::parse(&format!(

@@ -4,11 +4,11 @@
 # (scripts/peers/node-dubbo.sh, protocol-dubbo/tests/node/bench.js) and the Python dubbo-ssl-python consumer
 # (scripts/peers/python-grpc.sh's venv, protocol-dubbo/tests/python/dubbo_ssl_bench.py), 1 and 64 calls in
 # flight, sayHello("rust"); in every round also the raw TCP round trip (64 B to an in-process echo, the
-# floor) from protocol-dubbo's dubbo-load bin. Prints one JSON line per measurement, `uptime` first and last.
+# floor) from the bench crate's dubbo-load bin. Prints one JSON line per measurement, `uptime` first and last.
 #
 #   bash scripts/bench-dubbo.sh [CALLS_1] [CALLS_64] [ROUNDS]      (defaults 20000, 100000, 2)
 # Env: DUBBO_REGISTRY=path/to/release/dubbo-registry (default target/release/dubbo-registry), DUBBO_LOAD
-# (default target/release/dubbo-load: `cargo build --release -p protocol-dubbo --bin dubbo-load`), PORT (default
+# (default target/release/dubbo-load: `cargo build --release -p bench --bin dubbo-load`), PORT (default
 # 20971), PY_CALLS_DIV (default 1: every client makes the same number of calls; N gives Python CALLS/N), NO_PYTHON=1, NO_NODE=1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -2,19 +2,19 @@
 # bench-triple.sh - Triple calls on loopback against the grpcio peers (scripts/peers/python-grpc.sh), in one run,
 # alternating the clients for ROUNDS rounds on each peer: our client through the CLI (`dubbo-registry invoke
 # tri://... --proto ... --repeat`), grpcio's own client (grpc.aio, protocol-triple/tests/peers/grpc_bench_client.py),
-# and, when the example is built, protocol-triple's `triple_load` example (TripleClient with write coalescing on and
+# and, when it is built, the bench crate's `triple-load` (TripleClient with write coalescing on and
 # off, and tonic 0.14 Grpc::unary), 1 and 64 calls in flight, SayHello{name:"bench"}; wrapper-mode sayHello on the
 # thread-pool peer. Two peers: the thread-pool test peer (grpc_peer.py, 80 threads) and the asyncio peer
 # (grpc_aio_peer.py). Then Triple vs Dubbo2 from the same binary: Dubbo2 sayHello on the Java Dubbo2 peer
 # (scripts/peers/java-dubbo.sh) when it is installed. One JSON line per measurement, with the peer's CPU time per call
 # (`peer_cpu_us`, from /proc/PID/stat, warm-up calls included in the count); `uptime` before and after.
 #
-#   cargo build --release -p cli && cargo build --release -p protocol-triple --example triple_load
+#   cargo build --release -p cli && cargo build --release -p bench --bin triple-load
 #   bash scripts/bench-triple.sh [CALLS_1] [CALLS_64] [ROUNDS]      (defaults 5000, 20000 and 2)
 # Env: PIN=1 runs each peer on CPU 1 and every client on CPU 0 (taskset), so client and server never share a core
 #      (the steadier setting on a 2-core machine, and the shape of a provider limited to one CPU);
 #      PEER_KINDS="thread aio" (default both); DUBBO_REGISTRY=path/to/release/dubbo-registry;
-#      TRIPLE_LOAD=path/to/triple_load; PORT (default 50961; the asyncio peer uses PORT+2).
+#      TRIPLE_LOAD=path/to/triple-load; PORT (default 50961; the asyncio peer uses PORT+2).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${DUBBO_REGISTRY:-$ROOT/target/release/dubbo-registry}
@@ -22,7 +22,7 @@ PORT=${PORT:-50961}
 N1=${1:-5000}
 N64=${2:-20000}
 ROUNDS=${3:-2}
-LOAD=${TRIPLE_LOAD:-$ROOT/target/release/examples/triple_load}
+LOAD=${TRIPLE_LOAD:-$ROOT/target/release/triple-load}
 PEERS=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
 PY=$PEERS/python-grpc/venv/bin/python
 PROTO=$ROOT/protocol-triple/tests/fixtures/proto/test.proto

@@ -6,22 +6,62 @@
 # when present, the differential tests against Dubbo 3.3.6's own classes (scripts/differential.sh),
 # and stops the servers it started.
 #
-# Env: ZK_PORT (2181), NACOS_PORT (8848), NACOS_AUTH_PORT (8850), NACOS_SHORT_PORT (8852),
-#      ZK_ENSEMBLE_BASE (21810), TEST_ARGS (extra args for cargo test).
+# It runs beside what you already run: its servers get free ports on 127.0.0.1 chosen at start
+# (a ZooKeeper of your own on 2181 or a Nacos on 8848 is left alone) and keep their state in a
+# directory of this run. Set a port variable to pin it.
+#
+# Env: ZK_PORT, NACOS_PORT, NACOS_AUTH_PORT, NACOS_SHORT_PORT, ZK_ENSEMBLE_BASE (default: free
+#      ports), ZK_STATE_DIR / NACOS_STATE_DIR (default: a fresh directory per run, removed after a
+#      passing run), TEST_ARGS (extra args for cargo test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 export PATH="$PATH:${CARGO_HOME:-$HOME/.cargo}/bin"
 
-ZK_PORT=${ZK_PORT:-2181}
-NACOS_PORT=${NACOS_PORT:-8848}
-NACOS_AUTH_PORT=${NACOS_AUTH_PORT:-8850}
-NACOS_SHORT_PORT=${NACOS_SHORT_PORT:-8852}
-ZK_ENSEMBLE_BASE=${ZK_ENSEMBLE_BASE:-21810}
-export ZK_STATE_DIR=${ZK_STATE_DIR:-/tmp/dubbo-rs-zk}
-export NACOS_STATE_DIR=${NACOS_STATE_DIR:-/tmp/dubbo-rs-nacos}
-
 log() { echo "test-all: $*"; }
+
+# Free ports, chosen now: a block at a random base below the ephemeral range (restarted servers
+# must find their port again), every port of it unused (no listener on 127.0.0.1). Layout from
+# the base B: ZooKeeper B, Nacos B+10 / B+12 (auth) / B+14 (short timeouts) with gRPC on +1000,
+# the servers tests start and stop themselves at B+20 (ZooKeeper), B+30 and B+32 (Nacos), the
+# 3-node ensemble at B+200 (clients B+200..202, quorum/election B+300..305), a test's private
+# 3-node Nacos cluster at B+40..42 (gRPC B+1040..1042) and private ensemble at B+400 (clients
+# B+400..402, quorum/election B+500..505).
+port_busy() { timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null; }
+block_free() {
+    local b=$1 p
+    for p in $b $((b + 10)) $((b + 12)) $((b + 14)) $((b + 1010)) $((b + 1012)) $((b + 1014)) \
+        $((b + 20)) $((b + 30)) $((b + 32)) $((b + 1030)) $((b + 1032)) \
+        $((b + 200)) $((b + 201)) $((b + 202)) $((b + 300)) $((b + 301)) $((b + 302)) $((b + 303)) \
+        $((b + 304)) $((b + 305)) $((b + 40)) $((b + 41)) $((b + 42)) $((b + 1040)) $((b + 1041)) \
+        $((b + 1042)) $((b + 400)) $((b + 401)) $((b + 402)) $((b + 500)) $((b + 501)) $((b + 502)) \
+        $((b + 503)) $((b + 504)) $((b + 505)); do
+        if port_busy "$p"; then return 1; fi
+    done
+}
+BASE=
+for _ in $(seq 1 50); do
+    candidate=$((20000 + (RANDOM % 180) * 50))
+    if block_free "$candidate"; then
+        BASE=$candidate
+        break
+    fi
+done
+[[ -n "$BASE" ]] || { log "no free block of ports found in 20000-29999"; exit 1; }
+ZK_PORT=${ZK_PORT:-$BASE}
+NACOS_PORT=${NACOS_PORT:-$((BASE + 10))}
+NACOS_AUTH_PORT=${NACOS_AUTH_PORT:-$((BASE + 12))}
+NACOS_SHORT_PORT=${NACOS_SHORT_PORT:-$((BASE + 14))}
+ZK_ENSEMBLE_BASE=${ZK_ENSEMBLE_BASE:-$((BASE + 200))}
+export DUBBO_TEST_ZK_KILL9_PORT=${DUBBO_TEST_ZK_KILL9_PORT:-$((BASE + 20))}
+export DUBBO_TEST_NACOS_RESTART_PORT=${DUBBO_TEST_NACOS_RESTART_PORT:-$((BASE + 30))}
+export DUBBO_TEST_NACOS_GRPC_RESTART_PORT=${DUBBO_TEST_NACOS_GRPC_RESTART_PORT:-$((BASE + 32))}
+export DUBBO_TEST_NACOS_CLUSTER_BASE=${DUBBO_TEST_NACOS_CLUSTER_BASE:-$((BASE + 40))}
+export DUBBO_TEST_ZK_ENSEMBLE_PRIVATE_BASE=${DUBBO_TEST_ZK_ENSEMBLE_PRIVATE_BASE:-$((BASE + 400))}
+RUN_STATE=$(mktemp -d -t dubbo-rs-test.XXXXXX)
+export ZK_STATE_DIR=${ZK_STATE_DIR:-$RUN_STATE/zk}
+export NACOS_STATE_DIR=${NACOS_STATE_DIR:-$RUN_STATE/nacos}
+log "servers on 127.0.0.1: ZooKeeper $ZK_PORT, ensemble base $ZK_ENSEMBLE_BASE, Nacos $NACOS_PORT (auth $NACOS_AUTH_PORT, short timeouts $NACOS_SHORT_PORT); state in $RUN_STATE"
 
 # A one-off build gains nothing from incremental state (it was ~20 GB on a developer machine), and
 # CI disks can be small: build without it unless the caller asks, and show the free space at the
@@ -47,11 +87,18 @@ cleanup() {
         kill "$pid" 2>/dev/null || true
     done
     log "free disk at the end: $(df -h . | awk 'NR==2 {print $4 " free of " $2}'), target: $(du -sh target 2>/dev/null | cut -f1)"
-    log "stopping servers"
+    log "stopping the servers this run started"
     bash scripts/zk-server.sh ensemble-stop "$ZK_ENSEMBLE_BASE" >/dev/null 2>&1 || true
-    bash scripts/zk-server.sh stop >/dev/null 2>&1 || true
-    bash scripts/nacos-server.sh stop >/dev/null 2>&1 || true
+    for port in "$ZK_PORT" "$DUBBO_TEST_ZK_KILL9_PORT"; do
+        bash scripts/zk-server.sh stop "$port" >/dev/null 2>&1 || true
+    done
+    for port in "$NACOS_PORT" "$NACOS_AUTH_PORT" "$NACOS_SHORT_PORT" "$DUBBO_TEST_NACOS_RESTART_PORT" \
+        "$DUBBO_TEST_NACOS_GRPC_RESTART_PORT"; do
+        bash scripts/nacos-server.sh stop "$port" >/dev/null 2>&1 || true
+    done
+    if [[ $PASSED == 1 ]]; then rm -rf "$RUN_STATE"; else log "server logs kept in $RUN_STATE"; fi
 }
+PASSED=0
 trap cleanup EXIT
 
 # cargo-deny (bans, licenses, duplicate versions, sources; checked at the end): pinned,
@@ -133,7 +180,7 @@ cargo run -q -p cli --bin dubbo-registry -- demo --calls 50 --registry "nacos://
 if [[ -f ../shared/conformance/dubbo-vectors-public.json ]]; then
     log "conformance runner on ../shared/conformance"
     for f in ../shared/conformance/*.json; do
-        cargo run -q -p cli --bin dubbo-registry -- conformance "$f"
+        cargo run -q -p conformance --bin dubbo-conformance -- "$f"
     done
 else
     log "no ../shared/conformance: skipping the conformance runner"
@@ -145,4 +192,5 @@ fi
 cargo deny --locked check bans licenses sources
 log "differential tests against Apache Dubbo 3.3.6's own classes (10,000 cases per operation)"
 bash scripts/differential.sh
+PASSED=1
 log "all tests passed"

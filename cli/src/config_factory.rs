@@ -6,65 +6,36 @@
 //! config centre, and `--config-center URL` (Dubbo's `dubbo.config-center.address`) replaces
 //! the default.
 //!
-//! - `zookeeper://` → [`registry_zk::ZkConfigCenter`] (`/<group or namespace>/config/<group>/<key>`)
-//! - `memory://NAME` → [`registry_core::MemoryConfigCenter::named`] (same process only)
-//! - `nacos://` → the Nacos config client (not part of this build yet, see [`connect`])
+//! Connected through the front door ([`dubbo_consumer::Connector::config_center`]):
+//! `zookeeper://` (`/<group or namespace>/config/<group>/<key>`), `nacos://` (the Nacos
+//! config client), `memory://NAME` (same process only).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail};
-use registry_core::url::secret::redact;
-use registry_core::{MemoryConfigCenter, SharedConfigCenter, Url};
+use dubbo_consumer::Connector;
+use registry_core::{SharedConfigCenter, Url};
 
 /// The config-centre URL for `registry`: `override_url` when given, none when the registry
-/// says `use-as-config-center=false`, else the registry URL itself.
+/// says `use-as-config-center=false`, else the registry URL itself
+/// ([`dubbo_consumer::config_center_url`]).
 pub fn config_center_url(
     registry: &Url,
     override_url: Option<&str>,
 ) -> anyhow::Result<Option<Url>> {
-    if let Some(o) = override_url {
-        let u =
-            Url::parse(o).map_err(|e| anyhow!("invalid config-centre URL {:?}: {e}", redact(o)))?;
-        return Ok(Some(u));
-    }
-    if !registry.param_bool("use-as-config-center", true) {
-        return Ok(None);
-    }
-    Ok(Some(registry.clone()))
+    let o = match override_url {
+        Some(o) => Some(dubbo_consumer::parse_url("config centre", o)?),
+        None => None,
+    };
+    Ok(dubbo_consumer::config_center_url(registry, o.as_ref()))
 }
 
 /// Connects to the config centre at `url`, failing with a clear error within `timeout`.
 pub async fn connect(url: &Url, timeout: Duration) -> anyhow::Result<SharedConfigCenter> {
-    let fut = async {
-        match url.protocol() {
-            Some("zookeeper") => {
-                let url = if url.has_param("timeout") {
-                    url.clone()
-                } else {
-                    url.with_param("timeout", &timeout.as_millis().to_string())
-                };
-                let cc = registry_zk::ZkConfigCenter::connect(&url)
-                    .await
-                    .map_err(|e| anyhow!("cannot connect to config centre {url}: {e}"))?;
-                Ok(Arc::new(cc) as SharedConfigCenter)
-            }
-            Some("memory") => Ok(
-                Arc::new(MemoryConfigCenter::named(url.host().unwrap_or(""))) as SharedConfigCenter,
-            ),
-            Some("nacos") => {
-                let cc = registry_nacos::NacosConfigCenter::connect(url)
-                    .await
-                    .map_err(|e| anyhow!("cannot connect to config centre {url}: {e}"))?;
-                Ok(Arc::new(cc) as SharedConfigCenter)
-            }
-            Some(p) => bail!("unsupported config-centre protocol {p:?} (zookeeper, memory, nacos)"),
-            None => bail!("config-centre URL without protocol: {url}"),
-        }
-    };
-    tokio::time::timeout(timeout + Duration::from_millis(500), fut)
+    Connector::from_url(url.clone())
+        .timeout(timeout)
+        .config_center()
         .await
-        .map_err(|_| anyhow!("config centre {url} not reachable within {timeout:?}"))?
+        .map_err(Into::into)
 }
 
 /// The config centre of `registry` (see [`config_center_url`]), connected; `None` when the
@@ -74,8 +45,7 @@ pub async fn for_registry(
     override_url: Option<&str>,
     timeout: Duration,
 ) -> anyhow::Result<Option<SharedConfigCenter>> {
-    let reg = Url::parse(registry)
-        .map_err(|e| anyhow!("invalid registry URL {:?}: {e}", redact(registry)))?;
+    let reg = dubbo_consumer::parse_url("registry", registry)?;
     match config_center_url(&reg, override_url)? {
         Some(u) => Ok(Some(connect(&u, timeout).await?)),
         None => Ok(None),
@@ -86,6 +56,8 @@ pub async fn for_registry(
 mod tests {
     use super::*;
 
+    use registry_core::MemoryConfigCenter;
+
     #[test]
     fn default_is_the_registry() {
         let r = Url::parse("zookeeper://127.0.0.1:2181?group=g").unwrap();
@@ -94,6 +66,7 @@ mod tests {
         assert_eq!(config_center_url(&off, None).unwrap(), None);
         let o = config_center_url(&off, Some("zookeeper://10.0.0.1:2181")).unwrap();
         assert_eq!(o.unwrap().host(), Some("10.0.0.1"));
+        assert!(config_center_url(&off, Some("zookeeper://u:pw@h:x")).is_err());
     }
 
     #[tokio::test]

@@ -1,10 +1,9 @@
 //! `dubbo-registry`: inspect Dubbo registries (ZooKeeper, Nacos, memory), watch changes,
-//! register URLs, run the demo, the conformance vectors and the benchmarks.
+//! register URLs, read and write rules, call providers and run the demo.
 
 mod app_factory;
 mod cmd;
 mod config_factory;
-mod conformance;
 mod levels;
 mod observe;
 mod registry_factory;
@@ -24,16 +23,12 @@ struct Cli {
 enum Command {
     /// Run the whole story on the embedded memory:// registry (or --registry URL), narrated.
     Demo(cmd::demo::Args),
-    /// Run conformance vectors (the format of dubbo-vectors-public.json) through the library.
-    Conformance(cmd::conformance::Args),
     /// List the current URLs of a service (providers, configurators, routers).
     List(cmd::list::Args),
     /// Watch a service: print every change until Ctrl-C.
     Watch(cmd::watch::Args),
     /// Register a URL until Ctrl-C or --duration.
     Register(cmd::register::Args),
-    /// Measure load-balancer selects, notify apply and memory per provider.
-    Bench(cmd::bench::Args),
     /// Read, watch and write rules in the config centre (the registry by default).
     Config(cmd::config::Args),
     /// Call a provider: through a registry (cluster, failover) or at a dubbo:// URL.
@@ -47,20 +42,16 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // The demo narrates what happens; the library's own warnings (failover retries, mock
     // answers) would repeat it, so it shows errors only unless RUST_LOG says otherwise.
-    // The conformance runner provokes failures on purpose: its report is the output.
     init_logging(match cli.command {
         Command::Demo(_) => "error",
-        Command::Conformance(_) => "off",
         Command::Invoke(_) => "error",
         _ => "warn",
     });
     let result = match cli.command {
         Command::Demo(a) => cmd::demo::run(a),
-        Command::Conformance(a) => cmd::conformance::run(a),
         Command::List(a) => cmd::list::run(a),
         Command::Watch(a) => cmd::watch::run(a),
         Command::Register(a) => cmd::register::run(a),
-        Command::Bench(a) => cmd::bench::run(a),
         Command::Config(a) => cmd::config::run(a),
         Command::Invoke(a) => cmd::invoke::run(*a),
         Command::Apps(a) => cmd::apps::run(a),

@@ -1,8 +1,6 @@
-//! Maps a registry URL string to a connected `Arc<dyn Registry>`.
-//!
-//! - `zookeeper://` → [`registry_zk::ZookeeperRegistry`]
-//! - `memory://`    → [`registry_core::memory`] (an in-process store; useful with one process)
-//! - `nacos://`     → [`registry_nacos::NacosRegistry`] (one probe request checks reachability)
+//! The registry of a command: where its URL comes from ([`RegistrySource`]), and the
+//! connection through the front door ([`dubbo_consumer::Connector`]: `zookeeper://`,
+//! `nacos://`, `memory://`) with the CLI's defaults.
 
 use std::io::Read as _;
 use std::path::PathBuf;
@@ -10,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
-use registry_core::url::secret::redact;
+use dubbo_consumer::Connector;
 use registry_core::{Registry, Url};
 
 /// The environment variable that gives the registry URL when the command line leaves it out.
@@ -110,80 +108,38 @@ failing subscribe is an error) or a full
 consumer:// URL (used as given; --group/--version/--category override its params).";
 
 /// Connects to `registry` for looking only (`list`, `watch`): the same as [`connect`], except
-/// that subscribing writes nothing to the registry (ZooKeeper: no category directories are
-/// created, `subscribe.create-paths=false` unless the URL says otherwise; Nacos and memory://
-/// write nothing to subscribe anyway).
+/// that subscribing writes nothing to the registry ([`dubbo_consumer::Connector::read_only`]).
 pub async fn connect_read_only(
     registry: &str,
     timeout: Duration,
 ) -> anyhow::Result<Arc<dyn Registry>> {
-    let url = parse(registry)?;
-    let url = if url.has_param("subscribe.create-paths") {
-        url
-    } else {
-        url.with_param("subscribe.create-paths", "false")
-    };
-    connect_url(url, registry, timeout).await
-}
-
-fn parse(registry: &str) -> anyhow::Result<Url> {
-    Url::parse(registry).map_err(|e| anyhow!("invalid registry URL {:?}: {e}", redact(registry)))
-}
-
-/// Connects to `registry`, failing with a clear error within `timeout`.
-pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dyn Registry>> {
-    connect_url(parse(registry)?, registry, timeout).await
-}
-
-async fn connect_url(
-    url: Url,
-    registry: &str,
-    timeout: Duration,
-) -> anyhow::Result<Arc<dyn Registry>> {
-    let fut = async {
-        match url.protocol() {
-            Some("zookeeper") => {
-                let url = if url.has_param("timeout") {
-                    url.clone()
-                } else {
-                    url.with_param("timeout", &timeout.as_millis().to_string())
-                };
-                let r = registry_zk::ZookeeperRegistry::connect(&url)
-                    .await
-                    .map_err(|e| anyhow!("cannot connect to {url}: {e}"))?;
-                Ok(Arc::new(r) as Arc<dyn Registry>)
-            }
-            Some("memory") => {
-                registry_core::memory::connect(&url).map_err(|e| anyhow!("cannot open {url}: {e}"))
-            }
-            Some("nacos") => {
-                let mut url = if url.has_param("nacos.request-timeout") {
-                    url.clone()
-                } else {
-                    url.with_param("nacos.request-timeout", &timeout.as_millis().to_string())
-                };
-                // A bare interface name is widened to version/group `*`, a service-list scan:
-                // re-scan every second (one small request) so a new service shows up within
-                // ~1 s, instead of the 30 s library default (Java's rule for consumers).
-                if !url.has_param("nacos.scan-interval") {
-                    url = url.with_param("nacos.scan-interval", "1000");
-                }
-                let r = registry_nacos::nacos_registry(&url)
-                    .map_err(|e| anyhow!("invalid nacos registry URL {url}: {e}"))?;
-                // One request now, so a wrong address or password fails here, clearly.
-                r.backend()
-                    .probe()
-                    .await
-                    .map_err(|e| anyhow!("cannot reach {url}: {e}"))?;
-                Ok(Arc::new(r) as Arc<dyn Registry>)
-            }
-            Some(p) => bail!("unsupported registry protocol {p:?} (zookeeper, memory, nacos)"),
-            None => bail!("registry URL without protocol: {:?}", redact(registry)),
-        }
-    };
-    tokio::time::timeout(timeout + Duration::from_millis(500), fut)
+    connector(registry, timeout)?
+        .read_only(true)
+        .registry()
         .await
-        .map_err(|_| anyhow!("registry {url} not reachable within {timeout:?}"))?
+        .map_err(Into::into)
+}
+
+/// Connects to `registry` (the front door, [`dubbo_consumer::Connector`]), failing with a
+/// clear error within `timeout`.
+pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dyn Registry>> {
+    connector(registry, timeout)?
+        .registry()
+        .await
+        .map_err(Into::into)
+}
+
+/// The connector of `registry` with the CLI's defaults: `timeout` bounds the connect, and a
+/// Nacos registry re-scans wildcard subscriptions every second (`nacos.scan-interval=1000`):
+/// a bare interface name is widened to version/group `*`, a service-list scan, so a new
+/// service shows up within ~1 s instead of the 30 s library default (Java's rule for
+/// consumers).
+fn connector(registry: &str, timeout: Duration) -> anyhow::Result<Connector> {
+    let mut url = dubbo_consumer::parse_url("registry", registry)?;
+    if url.protocol() == Some("nacos") && !url.has_param("nacos.scan-interval") {
+        url = url.with_param("nacos.scan-interval", "1000");
+    }
+    Ok(Connector::from_url(url).timeout(timeout))
 }
 
 /// Builds the consumer (subscribe) URL from `SERVICE` and the filter options.

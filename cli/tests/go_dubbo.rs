@@ -10,7 +10,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::interop::{self, BothProtocols, Case, DEMO, ECHO};
+use common::interop::{self, Case, DEMO, ECHO};
 use invoker::cluster;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
 use invoker::rpc::Invocation;
@@ -309,7 +309,7 @@ async fn through_zookeeper_and_nacos_we_call_a_dubbo_go_provider_and_see_it_leav
         let reg: Arc<dyn registry_core::Registry> = if registry.starts_with("zookeeper://") {
             Arc::new(registry_zk::ZookeeperRegistry::connect(&url).await.unwrap())
         } else {
-            Arc::new(registry_nacos::nacos_registry(&url).unwrap())
+            Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap())
         };
         let consumer = Url::parse(&format!(
             "consumer://127.0.0.1/{DEMO}?interface={DEMO}&version=1.0.0&side=consumer\
@@ -319,7 +319,7 @@ async fn through_zookeeper_and_nacos_we_call_a_dubbo_go_provider_and_see_it_leav
         let dir = RegistryDirectory::subscribe(
             reg.clone(),
             consumer,
-            Arc::new(BothProtocols::new()),
+            Arc::new(dubbo_consumer::Protocols::new()),
             DirectoryOptions {
                 register: false,
                 ..DirectoryOptions::default()

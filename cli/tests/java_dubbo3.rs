@@ -11,7 +11,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::interop::{self, BothProtocols, Case, DEMO, ECHO};
+use common::interop::{self, Case, DEMO, ECHO};
 use invoker::cluster;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
 use invoker::rpc::Invocation;
@@ -240,7 +240,7 @@ async fn connect(registry: &str) -> Arc<dyn registry_core::Registry> {
     if registry.starts_with("zookeeper://") {
         Arc::new(registry_zk::ZookeeperRegistry::connect(&url).await.unwrap())
     } else {
-        Arc::new(registry_nacos::nacos_registry(&url).unwrap())
+        Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap())
     }
 }
 
@@ -306,7 +306,7 @@ async fn registry_directory_calls_both_protocols_and_follows_the_provider_away()
         let dir = RegistryDirectory::subscribe(
             reg.clone(),
             consumer,
-            Arc::new(BothProtocols::new()),
+            Arc::new(dubbo_consumer::Protocols::new()),
             DirectoryOptions {
                 register: false,
                 ..DirectoryOptions::default()

@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::interop::{BothProtocols, DEMO};
+use common::interop::DEMO;
 use invoker::cluster;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
 use invoker::rpc::Invocation;
@@ -161,11 +161,11 @@ async fn bare_nacos_instances_are_seen_as_the_java_consumer_sees_them_and_never_
     ))
     .unwrap();
     let reg: Arc<dyn registry_core::Registry> =
-        Arc::new(registry_nacos::nacos_registry(&Url::parse(&registry).unwrap()).unwrap());
+        Arc::new(registry_nacos::NacosRegistry::new(&Url::parse(&registry).unwrap()).unwrap());
     let dir = RegistryDirectory::subscribe(
         reg.clone(),
         consumer,
-        Arc::new(BothProtocols::new()),
+        Arc::new(dubbo_consumer::Protocols::new()),
         DirectoryOptions {
             register: false,
             ..DirectoryOptions::default()

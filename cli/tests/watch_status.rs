@@ -220,7 +220,7 @@ async fn status_flips_as_a_nacos_server_stops_and_starts() {
     let url = Url::parse(&registry).unwrap();
     let provider = tests::contract::provider_url(iface, 20001, "");
     flips(&server, &registry, iface, provider, async move {
-        Box::new(registry_nacos::nacos_registry(&url).unwrap()) as Box<dyn Registry>
+        Box::new(registry_nacos::NacosRegistry::new(&url).unwrap()) as Box<dyn Registry>
     })
     .await;
 }

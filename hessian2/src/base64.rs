@@ -3,7 +3,7 @@
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Encodes `data` as standard base64 with `=` padding.
-pub fn encode(data: &[u8]) -> String {
+pub(crate) fn encode(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
         let b = [
@@ -35,7 +35,7 @@ fn sextet(c: u8) -> Option<u32> {
 }
 
 /// Decodes standard (or URL-safe) base64, padded or not; `None` for anything else.
-pub fn decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let t = text.trim_end_matches('=').as_bytes();
     if t.len() % 4 == 1 || text.len() - t.len() > 2 {
         return None;

@@ -47,6 +47,8 @@
 //! # Ok::<(), hessian2::Error>(())
 //! ```
 
+#![warn(unreachable_pub)]
+
 mod base64;
 mod decoder;
 mod encoder;

@@ -2,7 +2,7 @@
 //! from-scratch rebuild. Run: `cargo bench -p invoker --bench directory`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use invoker::directory::bench_support::{directory_with, provider, provider_list};
+use invoker::testutil::providers::{directory_with, provider, provider_list};
 
 fn apply(c: &mut Criterion) {
     let mut g = c.benchmark_group("directory_apply");

@@ -8,10 +8,10 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use invoker::directory::bench_support::{provider, NoopFactory};
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance::{self, NAMES};
 use invoker::rpc::{Invocation, InvokerFactory};
+use invoker::testutil::providers::{provider, NoopFactory};
 use serde_json::Value;
 
 fn set(n: usize) -> InvokerSet {

@@ -6,11 +6,11 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use invoker::cluster::core::{ClusterCore, DEFAULT_RESELECT_COUNT};
-use invoker::directory::bench_support::{directory_with, provider_list};
 use invoker::directory::Directory;
 use invoker::loadbalance;
 use invoker::router::RuleKey;
 use invoker::rpc::Invocation;
+use invoker::testutil::providers::{directory_with, provider_list};
 use serde_json::json;
 
 const RULE_A: &str =

@@ -8,10 +8,10 @@
 //! Run: `cargo bench -p invoker --bench rules`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use invoker::directory::bench_support::{directory_with, provider_list};
 use invoker::directory::{ConfiguratorScope, Directory};
 use invoker::router::RuleKey;
 use invoker::rpc::Invocation;
+use invoker::testutil::providers::{directory_with, provider_list};
 
 const CONDITION_RULE: &str =
     "configVersion: v3.0\nconditions:\n  - method = sayHello => host != 10.0.1.*\n";

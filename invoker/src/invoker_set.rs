@@ -24,12 +24,11 @@ use registry_core::Url;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 
+use crate::keys::DEFAULT_WEIGHT;
 use crate::loadbalance::min_index::{KeyKind, MinIndex};
 use crate::rpc::SharedInvoker;
 use crate::status::{RpcStatus, ServiceStatus, MAX_TRACKED_METHODS, OVERFLOW_METHOD};
 
-/// Dubbo's default `weight`.
-pub const DEFAULT_WEIGHT: i32 = 100;
 /// Dubbo's default `warmup` (ms).
 pub const DEFAULT_WARMUP_MS: i64 = 600_000;
 /// The interface of registry-level invokers (multi-registry): their weight has no warm-up.

@@ -21,8 +21,6 @@ use registry_core::Url;
 use rustc_hash::FxHashMap;
 use tokio::sync::Notify;
 
-use crate::loadbalance::min_index::MinIndex;
-
 /// Counters of one invoker identity (service level) or of one (identity, method) pair.
 ///
 /// Elapsed times are kept in microseconds; the `*_ms` getters give Dubbo's milliseconds.
@@ -51,10 +49,17 @@ pub struct RpcStatus {
     /// True once some least-key index watches this counter.
     observed: AtomicBool,
     /// The indexes watching this counter, with the leaf it is in each.
-    observers: Mutex<Vec<(Weak<MinIndex>, usize)>>,
+    observers: Mutex<Vec<(Weak<dyn StatusObserver>, usize)>>,
 }
 
 const WINDOW_UNSET: i64 = i64::MIN;
+
+/// Something that follows counters (a load balancer's least-key index): told, with the leaf it
+/// gave, whenever a watched counter changes.
+pub(crate) trait StatusObserver: Send + Sync {
+    /// The counter at `leaf` changed.
+    fn update(&self, leaf: usize);
+}
 
 impl Default for RpcStatus {
     fn default() -> Self {
@@ -278,7 +283,7 @@ impl RpcStatus {
     }
 
     /// Subscribes a least-key index (leaf `leaf`) to changes of this counter.
-    pub(crate) fn observe(&self, index: Weak<MinIndex>, leaf: usize) {
+    pub(crate) fn observe(&self, index: Weak<dyn StatusObserver>, leaf: usize) {
         let mut o = self.observers.lock();
         o.retain(|(w, _)| w.strong_count() > 0);
         o.push((index, leaf));

@@ -2,9 +2,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "cluster_support/mod.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,9 +15,9 @@ use invoker::filter::{apply_layers, InvokerLayer};
 use invoker::rpc::{
     Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker,
 };
+use invoker::testutil::*;
 use registry_core::Url;
 use serde_json::json;
-use support::*;
 
 /// Records the attachments of the last call and answers with result attachments.
 #[derive(Debug)]
@@ -137,7 +134,7 @@ async fn deprecated_logs_once_and_only_when_deprecated() {
     let layer = DeprecatedLayer::isolated().with_observer(Arc::new(move |m: &str| {
         sink.lock().unwrap().push(m.to_owned())
     }));
-    let dep = layer.layer(Scripted::with_url(
+    let dep = layer.layer(ScriptedInvoker::with_url(
         "test://test:11/demo.Service?echo.deprecated=true",
         ok("x"),
     ));
@@ -154,9 +151,12 @@ async fn deprecated_logs_once_and_only_when_deprecated() {
 
     // A call that is not deprecated does not mark the key (divergence): a later deprecated
     // invoker for the same interface.method still logs.
-    let plain = layer.layer(Scripted::with_url("test://test:11/other.Service", ok("x")));
+    let plain = layer.layer(ScriptedInvoker::with_url(
+        "test://test:11/other.Service",
+        ok("x"),
+    ));
     plain.invoke(&Invocation::new("ping")).await.unwrap();
-    let later = layer.layer(Scripted::with_url(
+    let later = layer.layer(ScriptedInvoker::with_url(
         "test://test:11/other.Service?deprecated=true",
         ok("x"),
     ));
@@ -189,7 +189,7 @@ async fn future_callbacks_fire_and_callback_errors_go_to_onthrow() {
                 c.lock().unwrap().push(format!("throw {}", e.message));
             }),
         );
-    let ok_inv: SharedInvoker = layer.layer(Scripted::new(0, ok("v")));
+    let ok_inv: SharedInvoker = layer.layer(ScriptedInvoker::new(0, ok("v")));
     let r = ok_inv.invoke(&Invocation::new("m")).await.unwrap();
     assert_eq!(r.value, json!("v"), "callbacks never change the result");
     assert_eq!(
@@ -198,7 +198,7 @@ async fn future_callbacks_fire_and_callback_errors_go_to_onthrow() {
     );
 
     events.lock().unwrap().clear();
-    let bad: SharedInvoker = layer.layer(Scripted::new(0, biz()));
+    let bad: SharedInvoker = layer.layer(ScriptedInvoker::new(0, biz()));
     assert!(bad
         .invoke(&Invocation::new("m"))
         .await

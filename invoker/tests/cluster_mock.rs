@@ -1,8 +1,5 @@
 //! Mock (§9): decision, MockInvoker forms, mock:// providers, parse_mock_value.
 
-#[path = "cluster_support/mod.rs"]
-mod support;
-
 use std::sync::Arc;
 
 use invoker::cluster::{self, ClusterOptions};
@@ -12,12 +9,16 @@ use invoker::mock::{
     MockDecision, MockRegistry,
 };
 use invoker::rpc::{Invocation, RpcErrorCode, RpcResponse, SharedInvoker};
+use invoker::testutil::*;
 use serde_json::{json, Value};
-use support::*;
 
-fn joined(params: &str, invokers: &[Arc<Scripted>], registry: Arc<MockRegistry>) -> SharedInvoker {
+fn joined(
+    params: &str,
+    invokers: &[Arc<ScriptedInvoker>],
+    registry: Arc<MockRegistry>,
+) -> SharedInvoker {
     cluster::join_with(
-        directory(consumer(params), invokers),
+        scripted_directory(consumer(params), invokers),
         ClusterOptions {
             mock_registry: Some(registry),
             ..ClusterOptions::default()
@@ -51,7 +52,7 @@ fn decision_method_level_beats_service_level() {
 
 #[tokio::test]
 async fn force_mock_never_calls_providers() {
-    let p = Scripted::new(0, ok("real"));
+    let p = ScriptedInvoker::new(0, ok("real"));
     let c = joined(
         "mock=force:return 42",
         std::slice::from_ref(&p),
@@ -68,7 +69,7 @@ async fn force_mock_never_calls_providers() {
 #[tokio::test]
 async fn fail_mock_only_on_non_biz_errors() {
     let reg = Arc::new(MockRegistry::new());
-    let p = Scripted::new(0, timeout());
+    let p = ScriptedInvoker::new(0, timeout());
     let c = joined(
         "mock=fail:return fallback",
         std::slice::from_ref(&p),
@@ -77,7 +78,7 @@ async fn fail_mock_only_on_non_biz_errors() {
     assert_eq!(c.invoke(&call("m")).await.unwrap().value, json!("fallback"));
     assert_eq!(p.calls(), 3, "the real cluster (failover) ran first");
 
-    let p = Scripted::new(0, biz());
+    let p = ScriptedInvoker::new(0, biz());
     let c = joined(
         "mock=fail:return fallback",
         std::slice::from_ref(&p),
@@ -88,7 +89,7 @@ async fn fail_mock_only_on_non_biz_errors() {
         "biz errors propagate"
     );
 
-    let p = Scripted::new(0, ok("real"));
+    let p = ScriptedInvoker::new(0, ok("real"));
     let c = joined("mock=return fallback", std::slice::from_ref(&p), reg);
     assert_eq!(c.invoke(&call("m")).await.unwrap().value, json!("real"));
 }
@@ -96,7 +97,7 @@ async fn fail_mock_only_on_non_biz_errors() {
 #[tokio::test]
 async fn throw_forms() {
     let reg = Arc::new(MockRegistry::new());
-    let p = Scripted::new(0, timeout());
+    let p = ScriptedInvoker::new(0, timeout());
     let c = joined("mock=force:throw", std::slice::from_ref(&p), reg.clone());
     let e = c.invoke(&call("m")).await.unwrap_err();
     assert!(!e.is_biz());
@@ -137,7 +138,7 @@ async fn impl_mock_by_interface_name_and_by_class() {
         "demo.ServiceMock",
         Arc::new(|i: &Invocation| Ok(RpcResponse::new(json!(format!("mocked {}", i.method()))))),
     );
-    let p = Scripted::new(0, network());
+    let p = ScriptedInvoker::new(0, network());
     for m in [
         "true",
         "default",
@@ -164,8 +165,8 @@ async fn impl_mock_by_interface_name_and_by_class() {
 
 #[tokio::test]
 async fn mock_protocol_provider_defines_the_mock() {
-    let real = Scripted::new(0, timeout());
-    let mock_provider = Scripted::with_url(
+    let real = ScriptedInvoker::new(0, timeout());
+    let mock_provider = ScriptedInvoker::with_url(
         "mock://localhost/demo.Service?getX.mock=return provider-mock",
         ok("never"),
     );
@@ -191,7 +192,7 @@ async fn mock_protocol_provider_defines_the_mock() {
 
 #[tokio::test]
 async fn mock_errors_keep_the_cause() {
-    let p = Scripted::new(0, timeout());
+    let p = ScriptedInvoker::new(0, timeout());
     let c = joined("mock=fail:return {bad", &[p], Arc::new(MockRegistry::new()));
     let e = c
         .invoke(&call("m").with_return_type("java.util.Map"))
@@ -362,7 +363,7 @@ mod props {
 #[tokio::test]
 async fn method_level_mock_decides_for_that_method_only() {
     let reg = Arc::new(MockRegistry::new());
-    let good = Scripted::new(0, ok("real"));
+    let good = ScriptedInvoker::new(0, ok("real"));
     let c = joined(
         "sayHello.mock=force:return mocked",
         std::slice::from_ref(&good),
@@ -377,7 +378,7 @@ async fn method_level_mock_decides_for_that_method_only() {
     assert_eq!(good.calls(), 1);
 
     // A failing provider: the unmocked method sees the real error, never a mock.
-    let bad = Scripted::new(0, timeout());
+    let bad = ScriptedInvoker::new(0, timeout());
     let c = joined(
         "sayHello.mock=fail:return fallback&retries=0",
         std::slice::from_ref(&bad),
@@ -456,7 +457,7 @@ async fn async_impl_mock_answers_when_its_future_completes() {
             },
         ),
     );
-    let p = Scripted::new(0, network());
+    let p = ScriptedInvoker::new(0, network());
     let c = joined("mock=force", std::slice::from_ref(&p), reg.clone());
     let inv = call("sayHelloAsync")
         .with_return_type("java.util.concurrent.CompletableFuture<java.lang.String>");
@@ -491,8 +492,8 @@ async fn async_impl_mock_answers_when_its_future_completes() {
 async fn mock_values_are_read_once_not_per_call() {
     use invoker::mock::MockClusterInvoker;
     use invoker::rpc::Invoker;
-    let p = Scripted::new(0, ok("real"));
-    let dir = directory(
+    let p = ScriptedInvoker::new(0, ok("real"));
+    let dir = scripted_directory(
         consumer("mock=force:return [1,2,3]&other.mock=force:throw com.foo.LaterEx"),
         std::slice::from_ref(&p),
     );
@@ -516,7 +517,7 @@ async fn mock_values_are_read_once_not_per_call() {
     let e = m.invoke(&call("other")).await.unwrap_err();
     assert!(!e.is_biz(), "{e}");
     let reg = Arc::new(MockRegistry::new());
-    let dir = directory(
+    let dir = scripted_directory(
         consumer("mock=force:throw com.foo.LaterEx"),
         std::slice::from_ref(&p),
     );

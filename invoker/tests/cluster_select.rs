@@ -1,9 +1,6 @@
 //! `select` / `doSelect` / `reselect` (§8.1): sticky, availablecheck, already-selected
 //! avoidance, next-index fallback, and zero allocations on the hot path.
 
-#[path = "cluster_support/mod.rs"]
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -12,8 +9,8 @@ use invoker::directory::static_directory::StaticDirectory;
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance::LoadBalance;
 use invoker::rpc::{Invocation, SharedInvoker};
+use invoker::testutil::*;
 use registry_core::Url;
-use support::*;
 
 /// Always picks index `k` (clamped): makes reselect paths deterministic.
 #[derive(Debug)]
@@ -35,7 +32,7 @@ impl LoadBalance for Cycle {
     }
 }
 
-fn setup(invokers: &[Arc<Scripted>], availablecheck: bool) -> (ClusterCore, InvokerSet) {
+fn setup(invokers: &[Arc<ScriptedInvoker>], availablecheck: bool) -> (ClusterCore, InvokerSet) {
     let shared: Vec<SharedInvoker> = invokers
         .iter()
         .map(|i| i.clone() as SharedInvoker)
@@ -52,11 +49,11 @@ fn setup(invokers: &[Arc<Scripted>], availablecheck: bool) -> (ClusterCore, Invo
     )
 }
 
-fn named(n: usize, sticky: bool) -> Vec<Arc<Scripted>> {
+fn named(n: usize, sticky: bool) -> Vec<Arc<ScriptedInvoker>> {
     (0..n)
         .map(|i| {
             let s = if sticky { "&sticky=true" } else { "" };
-            Scripted::with_url(
+            ScriptedInvoker::with_url(
                 &format!("test://127.0.0.1:{}/demo.Service?name=p{i}{s}", 20880 + i),
                 ok("x"),
             )
@@ -70,7 +67,7 @@ fn name(i: &SharedInvoker) -> String {
 
 #[test]
 fn single_invoker_is_returned_even_if_unavailable() {
-    let inv = vec![Scripted::new(0, ok("x")).unavailable()];
+    let inv = vec![ScriptedInvoker::new(0, ok("x")).unavailable()];
     let (core, set) = setup(&inv, true);
     let got = core
         .select(&Fixed(0), &Invocation::new("m"), &set, &[])
@@ -101,8 +98,8 @@ fn already_selected_and_unavailable_are_reselected() {
     }
     // Unavailable picks are skipped when checking.
     let inv = vec![
-        Scripted::new(0, ok("x")).unavailable(),
-        Scripted::new(1, ok("y")),
+        ScriptedInvoker::new(0, ok("x")).unavailable(),
+        ScriptedInvoker::new(1, ok("y")),
     ];
     let (core, set) = setup(&inv, true);
     for _ in 0..20 {
@@ -138,7 +135,7 @@ fn everything_selected_falls_back_to_selected_available_then_next_index() {
         .is_some());
     // All tried, none available: the next index after the balancer's pick.
     let inv: Vec<_> = (0..3)
-        .map(|i| Scripted::new(i, ok("x")).unavailable())
+        .map(|i| ScriptedInvoker::new(i, ok("x")).unavailable())
         .collect();
     let (core, set) = setup(&inv, true);
     let all: Vec<SharedInvoker> = inv.iter().map(|i| i.clone() as SharedInvoker).collect();
@@ -233,7 +230,7 @@ async fn availablecheck_false_calls_the_unavailable_pick_and_avoids_only_tried_o
     use invoker::cluster::{ClusterInvoker, ClusterKind, ClusterOptions};
     use invoker::rpc::Invoker;
 
-    let cluster = |invokers: &[Arc<Scripted>], check: bool| {
+    let cluster = |invokers: &[Arc<ScriptedInvoker>], check: bool| {
         let shared: Vec<SharedInvoker> = invokers
             .iter()
             .map(|i| i.clone() as SharedInvoker)
@@ -255,8 +252,9 @@ async fn availablecheck_false_calls_the_unavailable_pick_and_avoids_only_tried_o
     };
     // p0 unavailable but answering: called as the balancer picked it.
     let inv = vec![
-        Scripted::with_url("test://127.0.0.1:1/demo.Service?name=p0", ok("from p0")).unavailable(),
-        Scripted::with_url("test://127.0.0.1:2/demo.Service?name=p1", ok("from p1")),
+        ScriptedInvoker::with_url("test://127.0.0.1:1/demo.Service?name=p0", ok("from p0"))
+            .unavailable(),
+        ScriptedInvoker::with_url("test://127.0.0.1:2/demo.Service?name=p1", ok("from p1")),
     ];
     let r = cluster(&inv, false)
         .invoke(&Invocation::new("m"))
@@ -274,9 +272,12 @@ async fn availablecheck_false_calls_the_unavailable_pick_and_avoids_only_tried_o
 
     // Everyone unavailable and failing but the last: attempts go p0, p1, p2 (never p0 twice).
     let inv = vec![
-        Scripted::with_url("test://127.0.0.1:1/demo.Service?name=p0", network()).unavailable(),
-        Scripted::with_url("test://127.0.0.1:2/demo.Service?name=p1", network()).unavailable(),
-        Scripted::with_url("test://127.0.0.1:3/demo.Service?name=p2", ok("from p2")).unavailable(),
+        ScriptedInvoker::with_url("test://127.0.0.1:1/demo.Service?name=p0", network())
+            .unavailable(),
+        ScriptedInvoker::with_url("test://127.0.0.1:2/demo.Service?name=p1", network())
+            .unavailable(),
+        ScriptedInvoker::with_url("test://127.0.0.1:3/demo.Service?name=p2", ok("from p2"))
+            .unavailable(),
     ];
     let r = cluster(&inv, false)
         .invoke(&Invocation::new("m"))
@@ -294,8 +295,8 @@ async fn availablecheck_false_calls_the_unavailable_pick_and_avoids_only_tried_o
 #[test]
 fn an_allowed_pick_is_kept() {
     let mut inv = named(4, false);
-    inv[2] =
-        Scripted::with_url("test://127.0.0.1:20882/demo.Service?name=p2", ok("x")).unavailable();
+    inv[2] = ScriptedInvoker::with_url("test://127.0.0.1:20882/demo.Service?name=p2", ok("x"))
+        .unavailable();
     for check in [true, false] {
         let (core, set) = setup(&inv, check);
         let tried: Vec<SharedInvoker> = vec![inv[3].clone() as SharedInvoker];

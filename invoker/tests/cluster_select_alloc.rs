@@ -1,9 +1,6 @@
 //! The cluster `select` hot path allocates nothing in steady state (own test binary: the
 //! counting allocator sees the whole process).
 
-#[path = "cluster_support/mod.rs"]
-mod support;
-
 use std::alloc::System;
 use std::sync::Arc;
 
@@ -12,8 +9,8 @@ use invoker::directory::static_directory::StaticDirectory;
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance;
 use invoker::rpc::{Invocation, SharedInvoker};
+use invoker::testutil::*;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
-use support::*;
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -24,7 +21,7 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 #[test]
 fn select_allocates_nothing_in_steady_state() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let inv: Vec<_> = (0..255).map(|i| Scripted::new(i, ok("x"))).collect();
+    let inv: Vec<_> = (0..255).map(|i| ScriptedInvoker::new(i, ok("x"))).collect();
     let shared: Vec<SharedInvoker> = inv.iter().map(|i| i.clone() as SharedInvoker).collect();
     let dir = StaticDirectory::new(consumer(""), shared.clone());
     let core = ClusterCore::new(Arc::new(dir), None, DEFAULT_RESELECT_COUNT);
@@ -57,7 +54,7 @@ fn sticky_select_allocates_nothing_and_keeps_its_invoker() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let inv: Vec<_> = (0..10_000)
         .map(|i| {
-            Scripted::with_url(
+            ScriptedInvoker::with_url(
                 &format!(
                     "test://10.0.{}.{}:20880/demo.Service?sticky=true",
                     i / 256,

@@ -1,8 +1,5 @@
 //! Cluster strategies (§8.2) over scripted invokers.
 
-#[path = "cluster_support/mod.rs"]
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,12 +7,16 @@ use invoker::cluster::{
     self, broadcast, ClusterInvoker, ClusterKind, ClusterOptions, FailbackOptions,
 };
 use invoker::rpc::{Invocation, Invoker, RpcErrorCode};
+use invoker::testutil::*;
 use serde_json::Value;
-use support::*;
 
-fn cluster_of(kind: ClusterKind, params: &str, invokers: &[Arc<Scripted>]) -> ClusterInvoker {
+fn cluster_of(
+    kind: ClusterKind,
+    params: &str,
+    invokers: &[Arc<ScriptedInvoker>],
+) -> ClusterInvoker {
     ClusterInvoker::new(
-        directory(consumer(params), invokers),
+        scripted_directory(consumer(params), invokers),
         ClusterOptions {
             kind: Some(kind),
             ..ClusterOptions::default()
@@ -31,7 +32,7 @@ fn call() -> Invocation {
 
 #[tokio::test]
 async fn failover_tries_retries_plus_one_distinct_providers() {
-    let inv: Vec<_> = (0..5).map(|i| Scripted::new(i, timeout())).collect();
+    let inv: Vec<_> = (0..5).map(|i| ScriptedInvoker::new(i, timeout())).collect();
     let c = cluster_of(ClusterKind::Failover, "", &inv);
     let err = c.invoke(&call()).await.unwrap_err();
     assert_eq!(err.code, RpcErrorCode::Timeout, "last error code is kept");
@@ -45,8 +46,8 @@ async fn failover_tries_retries_plus_one_distinct_providers() {
 
 #[tokio::test]
 async fn failover_succeeds_on_a_later_attempt() {
-    let bad = Scripted::new(0, network());
-    let good = Scripted::new(1, ok("fine"));
+    let bad = ScriptedInvoker::new(0, network());
+    let good = ScriptedInvoker::new(1, ok("fine"));
     let c = cluster_of(
         ClusterKind::Failover,
         "retries=1",
@@ -61,7 +62,7 @@ async fn failover_succeeds_on_a_later_attempt() {
 
 #[tokio::test]
 async fn failover_rethrows_biz_at_once() {
-    let inv: Vec<_> = (0..3).map(|i| Scripted::new(i, biz())).collect();
+    let inv: Vec<_> = (0..3).map(|i| ScriptedInvoker::new(i, biz())).collect();
     let c = cluster_of(ClusterKind::Failover, "retries=5", &inv);
     let err = c.invoke(&call()).await.unwrap_err();
     assert!(err.is_biz());
@@ -70,7 +71,7 @@ async fn failover_rethrows_biz_at_once() {
 
 #[tokio::test]
 async fn failover_retries_param_method_level_and_attachment_override() {
-    let inv: Vec<_> = (0..6).map(|i| Scripted::new(i, network())).collect();
+    let inv: Vec<_> = (0..6).map(|i| ScriptedInvoker::new(i, network())).collect();
     let c = cluster_of(ClusterKind::Failover, "retries=0&sayHello.retries=3", &inv);
     let _ = c.invoke(&call()).await;
     assert_eq!(
@@ -79,7 +80,7 @@ async fn failover_retries_param_method_level_and_attachment_override() {
         "method-level retries=3 beats service-level 0"
     );
 
-    let inv: Vec<_> = (0..6).map(|i| Scripted::new(i, network())).collect();
+    let inv: Vec<_> = (0..6).map(|i| ScriptedInvoker::new(i, network())).collect();
     let c = cluster_of(ClusterKind::Failover, "retries=5", &inv);
     let err = c
         .invoke(&call().with_attachment("retries", "1"))
@@ -88,7 +89,7 @@ async fn failover_retries_param_method_level_and_attachment_override() {
     assert_eq!(total_calls(&inv), 2);
     assert!(err.message.contains("Tried 2 times"));
 
-    let inv: Vec<_> = (0..3).map(|i| Scripted::new(i, network())).collect();
+    let inv: Vec<_> = (0..3).map(|i| ScriptedInvoker::new(i, network())).collect();
     let c = cluster_of(ClusterKind::Failover, "retries=-1", &inv);
     let _ = c.invoke(&call()).await;
     assert_eq!(total_calls(&inv), 1, "retries+1 <= 0 is one attempt");
@@ -123,7 +124,7 @@ async fn empty_list_is_code_6_for_every_strategy() {
 
 #[tokio::test]
 async fn destroyed_cluster_refuses_calls() {
-    let inv = [Scripted::new(0, ok("x"))];
+    let inv = [ScriptedInvoker::new(0, ok("x"))];
     let c = cluster_of(ClusterKind::Failover, "", &inv);
     c.destroy();
     assert!(c
@@ -139,14 +140,14 @@ async fn destroyed_cluster_refuses_calls() {
 
 #[tokio::test]
 async fn failfast_one_attempt_code_kept_biz_as_is() {
-    let inv: Vec<_> = (0..3).map(|i| Scripted::new(i, timeout())).collect();
+    let inv: Vec<_> = (0..3).map(|i| ScriptedInvoker::new(i, timeout())).collect();
     let c = cluster_of(ClusterKind::Failfast, "", &inv);
     let err = c.invoke(&call()).await.unwrap_err();
     assert_eq!(err.code, RpcErrorCode::Timeout);
     assert!(err.message.starts_with("Failfast invoke providers"));
     assert_eq!(total_calls(&inv), 1);
 
-    let inv = [Scripted::new(0, biz())];
+    let inv = [ScriptedInvoker::new(0, biz())];
     let c = cluster_of(ClusterKind::Failfast, "", &inv);
     let err = c.invoke(&call()).await.unwrap_err();
     assert_eq!(err.message, "bad argument", "biz errors are not rewrapped");
@@ -155,7 +156,7 @@ async fn failfast_one_attempt_code_kept_biz_as_is() {
 #[tokio::test]
 async fn failsafe_turns_errors_into_empty_results() {
     for answer in [timeout(), biz()] {
-        let inv = [Scripted::new(0, answer)];
+        let inv = [ScriptedInvoker::new(0, answer)];
         let c = cluster_of(ClusterKind::Failsafe, "", &inv);
         let r = c.invoke(&call()).await.unwrap();
         assert_eq!(r.value, Value::Null);
@@ -165,15 +166,15 @@ async fn failsafe_turns_errors_into_empty_results() {
 #[tokio::test]
 async fn available_picks_first_available_in_order() {
     let inv = [
-        Scripted::new(0, ok("r1")).unavailable(),
-        Scripted::new(1, ok("r2")),
-        Scripted::new(2, ok("r3")),
+        ScriptedInvoker::new(0, ok("r1")).unavailable(),
+        ScriptedInvoker::new(1, ok("r2")),
+        ScriptedInvoker::new(2, ok("r3")),
     ];
     let c = cluster_of(ClusterKind::Available, "", &inv);
     for _ in 0..10 {
         assert_eq!(c.invoke(&call()).await.unwrap().value, Value::from("r2"));
     }
-    let inv = [Scripted::new(0, ok("r1")).unavailable()];
+    let inv = [ScriptedInvoker::new(0, ok("r1")).unavailable()];
     let c = cluster_of(ClusterKind::Available, "", &inv);
     assert!(c
         .invoke(&call())
@@ -188,16 +189,19 @@ async fn available_picks_first_available_in_order() {
 #[tokio::test]
 async fn broadcast_calls_everyone_and_reports_the_last_error() {
     let inv = [
-        Scripted::new(0, ok("a")),
-        Scripted::new(1, timeout()),
-        Scripted::new(2, ok("c")),
+        ScriptedInvoker::new(0, ok("a")),
+        ScriptedInvoker::new(1, timeout()),
+        ScriptedInvoker::new(2, ok("c")),
     ];
     let c = cluster_of(ClusterKind::Broadcast, "", &inv);
     let err = c.invoke(&call()).await.unwrap_err();
     assert_eq!(err.code, RpcErrorCode::Timeout);
     assert!(inv.iter().all(|i| i.calls() == 1));
 
-    let inv = [Scripted::new(0, ok("a")), Scripted::new(1, ok("b"))];
+    let inv = [
+        ScriptedInvoker::new(0, ok("a")),
+        ScriptedInvoker::new(1, ok("b")),
+    ];
     let c = cluster_of(ClusterKind::Broadcast, "", &inv);
     assert_eq!(
         c.invoke(&call()).await.unwrap().value,
@@ -210,7 +214,7 @@ async fn broadcast_calls_everyone_and_reports_the_last_error() {
 async fn broadcast_fail_percent_threshold() {
     let failing = || {
         (0..4)
-            .map(|i| Scripted::new(i, network()))
+            .map(|i| ScriptedInvoker::new(i, network()))
             .collect::<Vec<_>>()
     };
     let inv = failing();
@@ -250,8 +254,8 @@ async fn broadcast_fail_percent_threshold() {
 
 #[tokio::test(start_paused = true)]
 async fn forking_first_success_wins_and_losers_are_cancelled() {
-    let slow = Scripted::new(0, ok("slow")).delayed(Duration::from_millis(500));
-    let fast = Scripted::new(1, ok("fast")).delayed(Duration::from_millis(10));
+    let slow = ScriptedInvoker::new(0, ok("slow")).delayed(Duration::from_millis(500));
+    let fast = ScriptedInvoker::new(1, ok("fast")).delayed(Duration::from_millis(10));
     let c = cluster_of(
         ClusterKind::Forking,
         "forks=0",
@@ -260,17 +264,13 @@ async fn forking_first_success_wins_and_losers_are_cancelled() {
     assert_eq!(c.invoke(&call()).await.unwrap().value, Value::from("fast"));
     assert_eq!(slow.calls(), 1, "the slow fork started");
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        slow.completed.load(std::sync::atomic::Ordering::SeqCst),
-        0,
-        "the loser was dropped"
-    );
+    assert_eq!(slow.completed(), 0, "the loser was dropped");
 }
 
 #[tokio::test(start_paused = true)]
 async fn forking_failure_wins_only_when_all_fail() {
-    let bad = Scripted::new(0, network()).delayed(Duration::from_millis(1));
-    let good = Scripted::new(1, ok("good")).delayed(Duration::from_millis(50));
+    let bad = ScriptedInvoker::new(0, network()).delayed(Duration::from_millis(1));
+    let good = ScriptedInvoker::new(1, ok("good")).delayed(Duration::from_millis(50));
     let c = cluster_of(
         ClusterKind::Forking,
         "forks=2",
@@ -278,7 +278,7 @@ async fn forking_failure_wins_only_when_all_fail() {
     );
     assert_eq!(c.invoke(&call()).await.unwrap().value, Value::from("good"));
 
-    let inv: Vec<_> = (0..3).map(|i| Scripted::new(i, network())).collect();
+    let inv: Vec<_> = (0..3).map(|i| ScriptedInvoker::new(i, network())).collect();
     let c = cluster_of(ClusterKind::Forking, "forks=2", &inv);
     let err = c.invoke(&call()).await.unwrap_err();
     assert_eq!(err.code, RpcErrorCode::Network);
@@ -289,7 +289,7 @@ async fn forking_failure_wins_only_when_all_fail() {
 #[tokio::test(start_paused = true)]
 async fn forking_timeout_is_an_error() {
     let inv: Vec<_> = (0..2)
-        .map(|i| Scripted::new(i, ok("late")).delayed(Duration::from_secs(5)))
+        .map(|i| ScriptedInvoker::new(i, ok("late")).delayed(Duration::from_secs(5)))
         .collect();
     let c = cluster_of(ClusterKind::Forking, "timeout=1000", &inv);
     let start = tokio::time::Instant::now();
@@ -300,9 +300,13 @@ async fn forking_timeout_is_an_error() {
 
 // ----- failback -----
 
-fn failback_cluster(params: &str, invokers: &[Arc<Scripted>], jitter: f64) -> ClusterInvoker {
+fn failback_cluster(
+    params: &str,
+    invokers: &[Arc<ScriptedInvoker>],
+    jitter: f64,
+) -> ClusterInvoker {
     ClusterInvoker::new(
-        directory(consumer(params), invokers),
+        scripted_directory(consumer(params), invokers),
         ClusterOptions {
             kind: Some(ClusterKind::Failback),
             failback: FailbackOptions {
@@ -316,7 +320,7 @@ fn failback_cluster(params: &str, invokers: &[Arc<Scripted>], jitter: f64) -> Cl
 
 #[tokio::test(start_paused = true)]
 async fn failback_returns_empty_and_retries_in_background_with_backoff() {
-    let p = Scripted::new(0, network());
+    let p = ScriptedInvoker::new(0, network());
     let c = failback_cluster("", std::slice::from_ref(&p), 0.0);
     let r = c.invoke(&call()).await.unwrap();
     assert_eq!(r.value, Value::Null);
@@ -338,8 +342,8 @@ async fn failback_returns_empty_and_retries_in_background_with_backoff() {
 
 #[tokio::test(start_paused = true)]
 async fn failback_retry_excludes_the_last_failed_invoker_and_stops_on_success() {
-    let bad = Scripted::new(0, network());
-    let good = Scripted::new(1, ok("ok"));
+    let bad = ScriptedInvoker::new(0, network());
+    let good = ScriptedInvoker::new(1, ok("ok"));
     // Make the first pick deterministic: only the bad one is listed first... use retries=1.
     let c = failback_cluster("retries=1", &[bad.clone(), good.clone()], 0.0);
     // Call until the bad provider failed once (random balancer).
@@ -355,7 +359,7 @@ async fn failback_retry_excludes_the_last_failed_invoker_and_stops_on_success() 
 
 #[tokio::test(start_paused = true)]
 async fn failback_bounds_pending_tasks_and_reads_retries() {
-    let p = Scripted::new(0, network());
+    let p = ScriptedInvoker::new(0, network());
     let c = failback_cluster("failbacktasks=2", std::slice::from_ref(&p), 0.1);
     for _ in 0..5 {
         c.invoke(&call()).await.unwrap();
@@ -366,7 +370,7 @@ async fn failback_bounds_pending_tasks_and_reads_retries() {
         "at most failbacktasks pending retries"
     );
 
-    let p = Scripted::new(0, network());
+    let p = ScriptedInvoker::new(0, network());
     let c = failback_cluster("retries=0", std::slice::from_ref(&p), 0.1);
     c.invoke(&call()).await.unwrap();
     assert_eq!(
@@ -387,7 +391,7 @@ async fn failback_bounds_pending_tasks_and_reads_retries() {
 
 #[tokio::test(start_paused = true)]
 async fn failback_tasks_end_when_the_cluster_is_dropped() {
-    let p = Scripted::new(0, network());
+    let p = ScriptedInvoker::new(0, network());
     let c = failback_cluster("", std::slice::from_ref(&p), 0.1);
     c.invoke(&call()).await.unwrap();
     drop(c);
@@ -415,11 +419,11 @@ fn failback_delays_grow_and_jitter_stays_bounded() {
 
 #[tokio::test]
 async fn join_chooses_the_strategy_from_the_cluster_param() {
-    let inv = [Scripted::new(0, timeout())];
-    let c = cluster::join(directory(consumer("cluster=failsafe"), &inv));
+    let inv = [ScriptedInvoker::new(0, timeout())];
+    let c = cluster::join(scripted_directory(consumer("cluster=failsafe"), &inv));
     assert_eq!(c.invoke(&call()).await.unwrap().value, Value::Null);
-    let inv = [Scripted::new(0, timeout())];
-    let c = cluster::join(directory(consumer("cluster=nonsense"), &inv));
+    let inv = [ScriptedInvoker::new(0, timeout())];
+    let c = cluster::join(scripted_directory(consumer("cluster=nonsense"), &inv));
     assert!(
         c.invoke(&call()).await.is_err(),
         "unknown names fall back to failover"
@@ -445,7 +449,7 @@ mod prop {
             let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
             rt.block_on(async {
                 let inv: Vec<_> = (0..n)
-                    .map(|i| Scripted::new(i, if Some(i) == ok_at { ok("y") } else { network() }))
+                    .map(|i| ScriptedInvoker::new(i, if Some(i) == ok_at { ok("y") } else { network() }))
                     .collect();
                 let c = cluster_of(ClusterKind::Failover, &format!("retries={retries}"), &inv);
                 let r = c.invoke(&call()).await;
@@ -500,8 +504,8 @@ impl invoker::directory::Directory for Changing {
 #[tokio::test]
 async fn failover_relists_before_each_retry() {
     use invoker::rpc::SharedInvoker;
-    let old = Scripted::new(0, network());
-    let new = Scripted::new(1, ok("from the new provider"));
+    let old = ScriptedInvoker::new(0, network());
+    let new = ScriptedInvoker::new(1, ok("from the new provider"));
     let dir = Arc::new(Changing {
         url: consumer(""),
         first: Arc::new(invoker::invoker_set::InvokerSet::new(vec![
@@ -537,7 +541,7 @@ mod broadcast_prop {
         fn all_failing_calls_up_to_the_threshold(n in 1usize..10, percent in -10i64..130) {
             let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
             rt.block_on(async {
-                let inv: Vec<_> = (0..n).map(|i| Scripted::new(i, network())).collect();
+                let inv: Vec<_> = (0..n).map(|i| ScriptedInvoker::new(i, network())).collect();
                 let params = format!("broadcast.fail.percent={percent}");
                 let c = cluster_of(ClusterKind::Broadcast, &params, &inv);
                 prop_assert!(c.invoke(&call()).await.is_err());
@@ -553,7 +557,7 @@ mod broadcast_prop {
 
 #[tokio::test]
 async fn destroying_the_reference_destroys_the_directory() {
-    let inv = [Scripted::new(0, ok("x"))];
+    let inv = [ScriptedInvoker::new(0, ok("x"))];
     let dir = Arc::new(invoker::directory::static_directory::StaticDirectory::new(
         consumer(""),
         vec![inv[0].clone() as invoker::rpc::SharedInvoker],
@@ -643,7 +647,7 @@ impl Invoker for FailAndNotify {
 #[tokio::test]
 async fn failover_uses_a_provider_that_appeared_during_the_failing_attempt() {
     use invoker::rpc::SharedInvoker;
-    let fresh = Scripted::new(1, ok("from the new provider"));
+    let fresh = ScriptedInvoker::new(1, ok("from the new provider"));
     let dir = Swappable::new(Vec::new());
     let slot: Arc<parking_lot::Mutex<Option<SharedInvoker>>> = Arc::default();
     let (d, f, s) = (dir.clone(), fresh.clone(), slot.clone());
@@ -684,7 +688,7 @@ async fn failover_relist_that_comes_back_empty_is_a_no_provider_error() {
         calls: Default::default(),
         on_fail: Box::new(move || d.set(Vec::new())),
     });
-    let other = Scripted::new(1, ok("stale"));
+    let other = ScriptedInvoker::new(1, ok("stale"));
     dir.set(vec![
         failing.clone() as SharedInvoker,
         other.clone() as SharedInvoker,
@@ -727,7 +731,7 @@ async fn failover_retries_method_level_first_and_negative_is_zero() {
         ("retries=-1", 1),
         ("", 3),
     ] {
-        let inv: Vec<_> = (0..6).map(|i| Scripted::new(i, network())).collect();
+        let inv: Vec<_> = (0..6).map(|i| ScriptedInvoker::new(i, network())).collect();
         let c = cluster_of(ClusterKind::Failover, params, &inv);
         let e = c.invoke(&call()).await.unwrap_err();
         assert_eq!(total_calls(&inv), attempts, "{params:?}");

@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use invoker::directory::bench_support::NoopFactory;
 use invoker::directory::{Directory, DirectoryOptions, DubboCompat, RegistryDirectory};
 use invoker::rpc::Invocation;
+use invoker::testutil::providers::NoopFactory;
 use registry_core::Url;
 use serde_json::{json, Value};
 

@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use invoker::directory::bench_support::NoopFactory;
 use invoker::directory::{Directory, DirectoryOptions, DubboCompat, RegistryDirectory};
 use invoker::router::{RouterError, RuleKey};
 use invoker::rpc::Invocation;
+use invoker::testutil::providers::NoopFactory;
 use registry_core::Url;
 use serde_json::json;
 

@@ -6,10 +6,10 @@
 use std::alloc::System;
 use std::sync::Arc;
 
-use invoker::directory::bench_support::NoopFactory;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
 use invoker::router::RuleKey;
 use invoker::rpc::Invocation;
+use invoker::testutil::providers::NoopFactory;
 use registry_core::Url;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 

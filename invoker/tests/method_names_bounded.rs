@@ -3,15 +3,12 @@
 //! indexes) is kept for at most `MAX_TRACKED_METHODS` names; further names share one overflow
 //! entry, so calls with ever new names cannot grow memory without bound.
 
-#[path = "cluster_support/mod.rs"]
-mod support;
-
 use std::sync::Arc;
 
 use invoker::invoker_set::InvokerSet;
 use invoker::rpc::SharedInvoker;
 use invoker::status::{ServiceStatus, MAX_TRACKED_METHODS, OVERFLOW_METHOD};
-use support::*;
+use invoker::testutil::*;
 
 #[test]
 fn rpc_status_keeps_a_bounded_number_of_method_names() {
@@ -41,7 +38,7 @@ fn rpc_status_keeps_a_bounded_number_of_method_names() {
 fn invoker_sets_keep_a_bounded_number_of_method_names() {
     let providers: Vec<SharedInvoker> = (0..3)
         .map(|i| {
-            Scripted::with_url(
+            ScriptedInvoker::with_url(
                 &format!(
                     "test://127.0.0.1:{}/demo.Service?name=bounded-set{i}",
                     21300 + i

@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use invoker::directory::bench_support::NoopFactory;
 use invoker::directory::{
     ConfiguratorScope, Directory, DirectoryOptions, DubboCompat, RegistryDirectory,
 };
@@ -18,6 +17,7 @@ use invoker::router::sample::RouteCall;
 use invoker::router::target::Target;
 use invoker::router::RuleKey;
 use invoker::rpc::Invocation;
+use invoker::testutil::providers::NoopFactory;
 use registry_core::Url;
 use serde_json::json;
 

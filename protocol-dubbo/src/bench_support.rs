@@ -1,7 +1,7 @@
 //! Benchmark support: typical request and response bodies, and an in-process Dubbo2 echo
 //! provider to measure the client's own cost of a whole call (allocations, time) without a JVM.
 //!
-//! For benchmarks only (criterion benches, `dubbo-registry bench`): the provider answers every
+//! For benchmarks only (criterion benches, `dubbo-bench`): the provider answers every
 //! two-way request with one fixed response body and every heartbeat with a heartbeat reply. It
 //! is not a Dubbo provider and no test uses it in place of one.
 

@@ -15,6 +15,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwapOption;
+use registry_core::backoff::Backoff;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
@@ -242,9 +243,9 @@ impl Client {
         let weak = self.me.clone();
         let permits = self.connects.clone();
         rt.spawn(async move {
-            let mut delay = FIRST_RECONNECT_DELAY.min(max);
+            let mut delays = Backoff::exponential(FIRST_RECONNECT_DELAY.min(max), max).attempts();
             loop {
-                tokio::time::sleep(delay).await;
+                tokio::time::sleep(delays.next_delay()).await;
                 let Ok(_permit) = permits.clone().acquire_owned().await else {
                     return;
                 };
@@ -265,7 +266,6 @@ impl Client {
                     Err(e) => tracing::debug!(addr = %c.addr, "reconnect failed: {e}"),
                 }
                 drop(guard);
-                delay = (delay * 2).min(max);
             }
             if let Some(c) = weak.upgrade() {
                 c.reconnecting.store(false, Ordering::Release);

@@ -146,11 +146,7 @@ impl ConnConfig {
         let idle =
             period_ms(ms("heartbeat.timeout", default_idle)).max(heartbeat.saturating_mul(2));
         let max_payload = opts.max_payload.clamp(1, MAX_FRAME_BODY);
-        let payload = match url.param("payload").map(str::trim).map(str::parse::<i64>) {
-            Some(Ok(v)) if v > 0 => usize::try_from(v).unwrap_or(usize::MAX),
-            _ => DEFAULT_PAYLOAD,
-        }
-        .min(max_payload);
+        let payload = invoker::rpc::payload_limit(url, max_payload);
         let min_reconnect = opts.min_reconnect.min(MAX_PERIOD);
         let default_reconnect = Duration::from_millis(DEFAULT_RECONNECT_MS).max(min_reconnect);
         let reconnect = match url.param("reconnect").map(str::trim) {

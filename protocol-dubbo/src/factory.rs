@@ -115,26 +115,17 @@ impl DubboInvokerFactory {
                 ),
             });
         }
-        let host = match provider.host() {
-            Some(h) if !h.is_empty() => h,
-            _ => {
+        let addr: Arc<str> = match invoker::rpc::socket_address(provider, DEFAULT_PORT) {
+            Some(a) => a.into(),
+            None => {
                 return Err(DubboError::InvalidUrl {
                     url: provider.to_identity_string(),
                     reason: "no host".into(),
                 })
             }
         };
-        let port = match provider.port() {
-            p if p > 0 && p <= 65535 => p,
-            _ => DEFAULT_PORT,
-        };
-        let addr: Arc<str> = if host.contains(':') && !host.starts_with('[') {
-            format!("[{host}]:{port}").into()
-        } else {
-            format!("{host}:{port}").into()
-        };
         let opts = &*self.options;
-        let tls = self.tls_for(provider, host)?;
+        let tls = self.tls_for(provider, provider.host().unwrap_or_default())?;
         let cfg = ConnConfig::from_url_with(provider, opts);
         let ser = serialization::choose(provider);
         let max = i64::try_from(opts.max_connections.max(1)).unwrap_or(i64::MAX);

@@ -13,7 +13,7 @@ use crate::error::DubboError;
 use crate::header::{Header, HEADER_LEN};
 
 /// Dubbo's default `payload` limit: 8 MiB.
-pub const DEFAULT_PAYLOAD: usize = 8 * 1024 * 1024;
+pub use invoker::rpc::DEFAULT_PAYLOAD;
 
 /// One frame: its header and its body.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -147,26 +147,8 @@ impl DubboInvoker {
     }
 
     fn timeout_ms_unclamped(&self, inv: &Invocation) -> u64 {
-        let from_attachment = inv
-            .attachment("timeout")
-            .and_then(|t| t.trim().parse::<u64>().ok())
-            .filter(|t| *t > 0);
-        let t = from_attachment.unwrap_or_else(|| {
-            match self
-                .url
-                .method_param_i64(inv.real_method(), "timeout", DEFAULT_TIMEOUT_MS as i64)
-            {
-                t if t > 0 => t as u64,
-                _ => DEFAULT_TIMEOUT_MS,
-            }
-        });
-        match inv
-            .attachment(invoker::filter::consumer_context::TIMEOUT_ATTACHMENT_KEY)
-            .and_then(|t| t.parse::<u64>().ok())
-        {
-            Some(left) => t.min(left.max(1)),
-            None => t,
-        }
+        let t = invoker::rpc::call_timeout(&self.url, inv, DEFAULT_TIMEOUT_MS);
+        u64::try_from(t.as_millis()).unwrap_or(u64::MAX)
     }
 
     fn is_oneway(&self, inv: &Invocation) -> bool {

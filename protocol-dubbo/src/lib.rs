@@ -36,7 +36,30 @@
 //!   to a day and the call timeout to Java's `int` range. Background connects run at most
 //!   16 at a time per factory; a provider that stops reading is given up after 10 s without
 //!   write progress, and the write queue is bounded (16 MiB).
+//!
+//! The entry point is [`DubboInvokerFactory`]: give it to a directory (or to
+//! `dubbo_consumer::Protocols`), or refer one provider URL yourself:
+//!
+//! ```no_run
+//! use invoker::{Invocation, Invoker, InvokerFactory};
+//! use protocol_dubbo::DubboInvokerFactory;
+//! use registry_core::Url;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let factory = DubboInvokerFactory::new();
+//! let provider = factory.refer(&Url::parse(
+//!     "dubbo://127.0.0.1:20880/org.apache.dubbo.demo.DemoService?interface=org.apache.dubbo.demo.DemoService",
+//! )?)?;
+//! let hello = Invocation::new("sayHello")
+//!     .with_arguments(vec!["java.lang.String".into()], vec!["world".into()]);
+//! println!("{}", provider.invoke(&hello).await?.value);
+//! # Ok(()) }
+//! ```
 
+#![warn(unreachable_pub)]
+
+/// An in-process echo provider and typical payloads for benchmarks (feature `testutil`).
+#[cfg(any(test, feature = "testutil"))]
 pub mod bench_support;
 mod client;
 pub mod config;

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use tests::dubbo2_peers as common;
 
 use std::alloc::System;
 

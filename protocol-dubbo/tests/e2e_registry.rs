@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use tests::dubbo2_peers as common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -214,6 +214,6 @@ async fn e2e_nacos_java_providers() {
         tests::unique("dubbo-e2e")
     ))
     .unwrap();
-    let registry = registry_nacos::nacos_registry(&url).expect("nacos");
+    let registry = registry_nacos::NacosRegistry::new(&url).expect("nacos");
     scenario(Arc::new(registry), "e2e_nacos_java_providers").await;
 }

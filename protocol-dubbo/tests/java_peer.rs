@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use tests::dubbo2_peers as common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use tests::dubbo2_peers as common;
 
 use common::{call, say_hello, NodePeer};
 use invoker::rpc::{Invoker, RpcErrorCode};

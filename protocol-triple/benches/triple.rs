@@ -8,9 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-#[path = "../examples/triple_load.rs"]
+use tests::triple_peers as common;
+#[path = "../../bench/src/bin/triple_load.rs"]
 mod load;
 
 use std::sync::Arc;

@@ -27,6 +27,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use h2::client::SendRequest;
 use h2::{Ping, PingPong};
+use registry_core::backoff::Backoff;
 use tokio::net::TcpStream;
 use tokio::sync::{watch, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -458,15 +459,15 @@ async fn run(sh: Shared, options: ConnectionOptions) {
     let addr = sh.addr.clone();
     let state = &sh.state;
     let cancel = &sh.cancel;
-    let mut backoff = options.backoff_min;
+    let mut backoff = Backoff::exponential(options.backoff_min, options.backoff_max).attempts();
     loop {
         let attempt = tokio::select! {
             _ = cancel.cancelled() => break,
             r = establish(&sh, &options) => r,
         };
-        match attempt {
+        let pause = match attempt {
             Ok((sender, conn, pings, gate)) => {
-                backoff = options.backoff_min;
+                backoff.reset();
                 tracing::debug!(%addr, "triple connection established");
                 state.send_replace(State::Ready(sender, gate.clone()));
                 // Closing drops the last sender, which ends `conn` too: a close must win.
@@ -484,19 +485,21 @@ async fn run(sh: Shared, options: ConnectionOptions) {
                 }
                 tracing::warn!(%addr, %reason, "triple connection down; reconnecting");
                 state.send_replace(State::Down(Arc::from(reason.as_str())));
+                backoff.next_delay()
             }
             Err(reason) => {
-                tracing::warn!(%addr, %reason, retry_in = ?backoff, "triple connect failed");
+                let pause = backoff.next_delay();
+                tracing::warn!(%addr, %reason, retry_in = ?pause, "triple connect failed");
                 state.send_replace(State::Down(Arc::from(
                     format!("connect failed: {reason}").as_str(),
                 )));
+                pause
             }
-        }
+        };
         tokio::select! {
             _ = cancel.cancelled() => break,
-            _ = tokio::time::sleep(backoff) => {}
+            _ = tokio::time::sleep(pause) => {}
         }
-        backoff = (backoff * 2).min(options.backoff_max);
     }
     state.send_replace(State::Closed);
 }

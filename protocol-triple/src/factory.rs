@@ -156,22 +156,13 @@ impl TripleInvokerFactory {
 
     /// The concrete invoker (for callers that want [`TripleInvoker::call`]).
     pub fn refer_triple(&self, provider: &Url) -> Result<Arc<TripleInvoker>, RpcError> {
-        let host = provider.host().filter(|h| !h.is_empty()).ok_or_else(|| {
+        let addr = invoker::rpc::socket_address(provider, DEFAULT_PORT).ok_or_else(|| {
             RpcError::new(
                 RpcErrorCode::Unknown,
                 format!("provider URL {provider} has no host"),
             )
         })?;
-        let port = if provider.port() > 0 {
-            provider.port()
-        } else {
-            DEFAULT_PORT
-        };
-        let addr = if host.contains(':') && !host.starts_with('[') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        };
+        let host = provider.host().unwrap_or_default();
         let tls = self.tls_for(provider, host).map_err(RpcError::from)?;
         let conn = self.shared_connection(&addr, tls).map_err(RpcError::from)?;
         Ok(Arc::new(

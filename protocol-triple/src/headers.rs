@@ -80,7 +80,7 @@ fn value(v: &str) -> Option<HeaderValue> {
 const MESSAGE_ESCAPE: &AsciiSet = &CONTROLS.add(b'%');
 
 /// Percent-encodes a header text as `grpc-message` values are (`TriRpcStatus.encodeMessage`).
-pub fn encode_message(v: &str) -> String {
+pub(crate) fn encode_message(v: &str) -> String {
     utf8_percent_encode(v, MESSAGE_ESCAPE).to_string()
 }
 
@@ -231,7 +231,7 @@ fn convert_map(maps: &[&HeaderMap]) -> BTreeMap<String, String> {
 /// over headers). A `k-bin` value is base64-decoded into attachment `k` when the bytes are
 /// UTF-8; other binary values stay base64 under `k-bin`. The provider's `tri-header-convert`
 /// map restores key case. Allocates nothing when there is no such header.
-pub fn response_attachments(
+pub(crate) fn response_attachments(
     headers: &HeaderMap,
     trailers: Option<&HeaderMap>,
 ) -> BTreeMap<String, String> {

@@ -32,9 +32,9 @@ use crate::status::Code;
 use crate::wrapper_codec;
 
 /// Default call timeout (Java's Triple unary default when the URL has none).
-pub const DEFAULT_TIMEOUT_MS: i64 = 3000;
+pub const DEFAULT_TIMEOUT_MS: u64 = 3000;
 /// Default payload limit each way (bytes), overridable with the URL's `payload` parameter.
-pub const DEFAULT_PAYLOAD: usize = 8 * 1024 * 1024;
+pub use invoker::rpc::DEFAULT_PAYLOAD;
 
 /// What a consumer lets provider URLs set for its Triple calls, and its decoding limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,11 +106,7 @@ impl TripleInvoker {
             .trim_matches('/')
             .to_owned();
         let max_payload = limits.max_payload.clamp(1, u32::MAX as usize);
-        let payload = usize::try_from(url.param_i64("payload", DEFAULT_PAYLOAD as i64))
-            .ok()
-            .filter(|p| *p > 0)
-            .unwrap_or(DEFAULT_PAYLOAD)
-            .min(max_payload);
+        let payload = invoker::rpc::payload_limit(&url, max_payload);
         TripleInvoker {
             base: BaseHeaders::from_url(&url),
             url,
@@ -150,24 +146,11 @@ impl TripleInvoker {
         self.methods.read().len()
     }
 
-    /// The timeout of a call: the `timeout` attachment, else the URL's (method-level first)
-    /// `timeout`, else 3000 ms.
+    /// The timeout of a call ([`invoker::rpc::call_timeout`]): the `timeout` attachment, else
+    /// the URL's (method-level first) `timeout`, else 3000 ms; never past the caller's
+    /// remaining time.
     pub fn timeout_of(&self, inv: &Invocation) -> Duration {
-        let ms = inv
-            .attachment("timeout")
-            .and_then(|v| v.trim().parse::<i64>().ok())
-            .filter(|v| *v > 0)
-            .unwrap_or_else(|| {
-                let v = self
-                    .url
-                    .method_param_i64(inv.method(), "timeout", DEFAULT_TIMEOUT_MS);
-                if v > 0 {
-                    v
-                } else {
-                    DEFAULT_TIMEOUT_MS
-                }
-            });
-        Duration::from_millis(ms as u64)
+        invoker::rpc::call_timeout(&self.url, inv, DEFAULT_TIMEOUT_MS)
     }
 
     fn entry(&self, method: &str) -> Result<Arc<MethodEntry>, TripleError> {

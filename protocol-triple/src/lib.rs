@@ -42,6 +42,28 @@
 //! - Writes: with 16 or more calls in flight on a connection, requests queued close together
 //!   leave in one write (at most `in_flight / 8` held, at most 0.5–1 ms, never a control
 //!   frame); [`ConnectionOptions::write_coalescing`] turns it off.
+//!
+//! The entry point is [`TripleInvokerFactory`]: give it to a directory (or to
+//! `dubbo_consumer::Protocols`), or refer one provider URL yourself:
+//!
+//! ```no_run
+//! use invoker::{Invocation, Invoker, InvokerFactory};
+//! use protocol_triple::{PayloadMode, TripleInvokerFactory};
+//! use registry_core::Url;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! // Wrapper mode: Hessian2 arguments, as a Java interface without IDL is called.
+//! let factory = TripleInvokerFactory::new(PayloadMode::Wrapper);
+//! let provider = factory.refer(&Url::parse(
+//!     "tri://127.0.0.1:50051/org.apache.dubbo.demo.DemoService?interface=org.apache.dubbo.demo.DemoService",
+//! )?)?;
+//! let hello = Invocation::new("sayHello")
+//!     .with_arguments(vec!["java.lang.String".into()], vec!["world".into()]);
+//! println!("{}", provider.invoke(&hello).await?.value);
+//! # Ok(()) }
+//! ```
+
+#![warn(unreachable_pub)]
 
 mod call;
 mod client;

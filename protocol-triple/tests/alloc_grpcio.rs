@@ -9,8 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-mod common;
-#[path = "../examples/triple_load.rs"]
+use tests::triple_peers as common;
+#[path = "../../bench/src/bin/triple_load.rs"]
 #[allow(dead_code)]
 mod load;
 

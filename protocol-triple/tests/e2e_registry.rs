@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 
-mod common;
+use tests::triple_peers as common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -184,8 +184,8 @@ async fn tri_through_nacos() {
         tests::unique("tri-nacos")
     ))
     .unwrap();
-    let p = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
-    let c = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
+    let p = Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap());
+    let c = Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap());
     scenario(p, c, "tri_through_nacos").await;
 }
 

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 
-mod common;
+use tests::triple_peers as common;
 
 use std::sync::Arc;
 

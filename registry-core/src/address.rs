@@ -142,6 +142,28 @@ pub fn append_default_port(address: &str, default_port: i32) -> String {
     }
 }
 
+/// The local IP this host uses to reach `target` (`host:port`), as Dubbo's consumers and
+/// Nacos clients announce themselves: the address of the interface a UDP socket connected
+/// to `target` gets (no packet is sent). `127.0.0.1` when the target cannot be resolved or
+/// routed.
+pub fn local_ip_for(target: &str) -> String {
+    std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.connect(target).map(|()| s))
+        .and_then(|s| s.local_addr())
+        .map_or_else(|_| "127.0.0.1".to_owned(), |a| a.ip().to_string())
+}
+
+/// [`local_ip_for`] the address of a registry URL; `127.0.0.1` for one without an address
+/// (`memory://`).
+pub fn local_ip_towards(registry: &Url) -> String {
+    match (non_empty(registry.host()), registry.port()) {
+        (Some(host), port) if port > 0 && registry.protocol() != Some("memory") => {
+            local_ip_for(&format!("{host}:{port}"))
+        }
+        _ => "127.0.0.1".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@
 //!   watch of a key in a group, like Dubbo's DynamicConfiguration) and its in-process
 //!   [`MemoryConfigCenter`];
 //! - the bounded YAML reader every config-centre rule kind goes through ([`rule_yaml`]);
-//! - [`MemoryRegistry`] (`memory://`, [`memory::connect`]), an in-process registry with the
+//! - [`MemoryRegistry`] (`memory://`, [`MemoryRegistry::connect`]), an in-process registry with the
 //!   same semantics, built as a [`RegistryBackend`] inside [`FailbackRegistry`];
 //! - application-level discovery's seam ([`instance`]): the [`ServiceInstance`] model and the
 //!   [`InstanceDiscovery`] trait ZooKeeper and Nacos implement, with the in-process
@@ -28,8 +28,28 @@
 //! Contract in one paragraph: a subscriber receives, per category, the complete current list
 //! of matching URLs, in order, with `empty://` for "none"; connection trouble never blanks a
 //! list; dropping the subscription unsubscribes. Invalid input is an [`Error`], never a panic.
+//!
+//! ```
+//! use registry_core::{MemoryRegistry, Registry, Url};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> registry_core::Result<()> {
+//! let registry = MemoryRegistry::new();
+//! let provider = Url::parse("dubbo://10.0.0.1:20880/demo.Greeter?interface=demo.Greeter")?;
+//! registry.register(&provider).await?;
+//! let consumer =
+//!     Url::parse("consumer://10.0.0.9/demo.Greeter?interface=demo.Greeter&category=providers")?;
+//! let mut providers = registry.subscribe(&consumer).await?;
+//! let first = providers.next().await.expect("the current list");
+//! assert_eq!(&*first.category, "providers");
+//! assert_eq!(first.urls[0].address().as_deref(), Some("10.0.0.1:20880"));
+//! # Ok(()) }
+//! ```
+
+#![warn(unreachable_pub)]
 
 pub mod address;
+pub mod backoff;
 pub mod cache_file;
 pub mod codec;
 pub mod config_center;
@@ -37,6 +57,7 @@ mod error;
 pub mod failback;
 pub mod health;
 pub mod instance;
+pub mod ip;
 pub mod matching;
 pub mod memory;
 pub mod memory_config;

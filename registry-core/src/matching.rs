@@ -111,10 +111,17 @@ pub fn is_match_glob_pattern(pattern: &str, value: Option<&str>, param_url: Opti
         }
         _ => pattern,
     };
+    glob_match(pattern, value.unwrap_or(""))
+}
+
+/// The glob of `UrlUtils.isMatchGlobPattern` once `$` references are resolved: `*` matches
+/// anything; otherwise only the last `*` is a wildcard (suffix, prefix or both, which may
+/// overlap: `ab*ba` matches `aba`); both empty match, one empty does not. The one glob of the
+/// project: `isMatch`, condition routers and configurators all use it.
+pub fn glob_match(pattern: &str, value: &str) -> bool {
     if pattern == ANY {
         return true;
     }
-    let value = value.unwrap_or("");
     if pattern.is_empty() && value.is_empty() {
         return true;
     }
@@ -125,7 +132,6 @@ pub fn is_match_glob_pattern(pattern: &str, value: Option<&str>, param_url: Opti
         None => value == pattern,
         Some(i) if i == pattern.len() - 1 => value.starts_with(&pattern[..i]),
         Some(0) => value.ends_with(&pattern[1..]),
-        // Like Dubbo: prefix and suffix may overlap (`ab*ba` matches `aba`).
         Some(i) => value.starts_with(&pattern[..i]) && value.ends_with(&pattern[i + 1..]),
     }
 }

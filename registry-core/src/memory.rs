@@ -20,7 +20,7 @@
 //! - [`Registry::lookup`] returns the matching URLs of every subscribed category, without
 //!   `empty://`.
 //!
-//! Stores: [`MemoryRegistry::new`] makes an isolated store; [`connect`] with
+//! Stores: [`MemoryRegistry::new`] makes an isolated store; [`MemoryRegistry::connect`] with
 //! `memory://<name>` attaches a new handle to the process-global store of that name, so a
 //! provider side and a consumer side in one process meet. `memory://` without a name is
 //! isolated.
@@ -283,10 +283,21 @@ impl MemoryRegistry {
         ))
     }
 
-    /// A handle for a registry URL (named store when the URL has a host, see [`connect`]);
+    /// A handle for a registry URL (named store when the URL has a host, see [`MemoryRegistry::connect`]);
     /// registry params (`enable-empty-protection`, `check`, `file`, ...) apply.
     pub fn from_url(url: &Url) -> Self {
         Self::from_backend(MemoryBackend::new(url.clone()))
+    }
+
+    /// Opens `memory://[name]` (the process-global store `name`, isolated without one), the
+    /// same way the other backends connect.
+    ///
+    /// Errors: not a `memory://` URL.
+    pub async fn connect(url: &Url) -> Result<Self> {
+        if url.protocol() != Some("memory") {
+            return Err(Error::InvalidAddress(format!("not a memory:// URL: {url}")));
+        }
+        Ok(Self::from_url(url))
     }
 
     fn from_backend(b: MemoryBackend) -> Self {
@@ -312,14 +323,6 @@ impl Default for MemoryRegistry {
     }
 }
 
-/// Opens `memory://[name]` for the CLI and other embedders.
-pub fn connect(url: &Url) -> Result<Arc<dyn Registry>> {
-    if url.protocol() != Some("memory") {
-        return Err(Error::InvalidAddress(format!("not a memory:// URL: {url}")));
-    }
-    Ok(Arc::new(MemoryRegistry::from_url(url)))
-}
-
 #[async_trait]
 impl Registry for MemoryRegistry {
     fn url(&self) -> &Url {
@@ -327,6 +330,9 @@ impl Registry for MemoryRegistry {
     }
     fn is_available(&self) -> bool {
         self.inner.is_available()
+    }
+    fn health(&self) -> tokio::sync::watch::Receiver<crate::RegistryHealth> {
+        self.inner.health()
     }
     async fn register(&self, url: &Url) -> Result<()> {
         self.inner.register(url).await

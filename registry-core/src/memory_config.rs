@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use crate::config_center::{send_if_changed, ConfigCenter, ConfigValue, ConfigWatch};
 use crate::error::Result;
+use crate::url::Url;
 
 type Key = (String, String);
 
@@ -49,6 +50,19 @@ impl MemoryConfigCenter {
         }
         let store = NAMED.lock().entry(name.to_string()).or_default().clone();
         MemoryConfigCenter { store }
+    }
+
+    /// Opens `memory://[name]` ([`MemoryConfigCenter::named`] by the URL's host), the same way
+    /// the other config centres connect.
+    ///
+    /// Errors: not a `memory://` URL.
+    pub async fn connect(url: &Url) -> Result<Self> {
+        if url.protocol() != Some("memory") {
+            return Err(crate::Error::InvalidAddress(format!(
+                "not a memory:// URL: {url}"
+            )));
+        }
+        Ok(Self::named(url.host().unwrap_or("")))
     }
 
     fn set(&self, key: &str, group: &str, value: ConfigValue) {

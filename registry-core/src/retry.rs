@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use crate::backoff::Backoff;
 use crate::url::Url;
 
 /// Default base delay when the registry URL has no `retry.period`.
@@ -61,16 +62,19 @@ impl RetryPolicy {
         self.times.is_none_or(|t| attempt < t)
     }
 
+    /// The schedule: doubling from `base` up to `cap`, jittered to `[0.5, 1.0]` of each delay.
+    pub fn backoff(&self) -> Backoff {
+        Backoff::exponential(self.base, self.cap).with_jitter(0.5, 1.0)
+    }
+
     /// The un-jittered delay before retry number `attempt` (0-based).
     pub fn nominal_delay(&self, attempt: u32) -> Duration {
-        let factor = 1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX);
-        self.base.saturating_mul(factor).min(self.cap)
+        self.backoff().nominal(attempt)
     }
 
     /// The delay before retry number `attempt`, with jitter in `[0.5, 1.0]` of the nominal one.
     pub fn delay(&self, attempt: u32) -> Duration {
-        self.nominal_delay(attempt)
-            .mul_f64(0.5 + fastrand::f64() * 0.5)
+        self.backoff().delay(attempt)
     }
 }
 

@@ -2,7 +2,7 @@
 //! protection, `category=*`, isolation, named stores, handle lifetime, invalid input.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
-use registry_core::memory::{self, MemoryRegistry};
+use registry_core::memory::MemoryRegistry;
 use registry_core::{Notification, Registry, Subscription, Url};
 
 fn u(s: &str) -> Url {
@@ -64,7 +64,9 @@ async fn isolated_and_named_stores() {
     );
 
     let name = format!("named-{}", std::process::id());
-    let x = memory::connect(&u(&format!("memory://{name}"))).unwrap();
+    let x = MemoryRegistry::connect(&u(&format!("memory://{name}")))
+        .await
+        .unwrap();
     let y = MemoryRegistry::named(&name);
     x.register(&p).await.unwrap();
     assert_eq!(
@@ -72,7 +74,9 @@ async fn isolated_and_named_stores() {
         1,
         "same name, same store"
     );
-    assert!(memory::connect(&u("zookeeper://h:2181")).is_err());
+    assert!(MemoryRegistry::connect(&u("zookeeper://h:2181"))
+        .await
+        .is_err());
 }
 
 #[tokio::test]

@@ -26,7 +26,7 @@
 use std::time::{Duration, Instant};
 
 use registry_core::{Registry, RegistryBackend, Url};
-use registry_nacos::{nacos_registry, NacosBackend, Naming};
+use registry_nacos::{NacosBackend, NacosRegistry, Naming};
 
 /// (user+system CPU seconds, resident set size in KiB) of this process.
 fn usage() -> (f64, u64) {
@@ -231,7 +231,7 @@ async fn main() -> anyhow::Result<()> {
     if !query.is_empty() {
         curl.push_str(&format!("&nacos.query-interval={query}"));
     }
-    let consumer = nacos_registry(&Url::parse(&curl)?)?;
+    let consumer = NacosRegistry::new(&Url::parse(&curl)?)?;
     let iface = "org.bench.Latency";
     let provider_at = |port: usize| {
         Url::parse(&format!(

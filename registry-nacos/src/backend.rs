@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use registry_core::{FailbackRegistry, Publisher, RegistryBackend, Url};
+use registry_core::{FailbackRegistry, Publisher, Registry, RegistryBackend, Subscription, Url};
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
@@ -21,11 +21,79 @@ use crate::transport::Naming;
 
 /// The Nacos registry as consumers and providers use it: [`NacosBackend`] with failback
 /// retries, `check` semantics and the cache file.
-pub type NacosRegistry = FailbackRegistry<NacosBackend>;
+#[derive(Debug)]
+pub struct NacosRegistry {
+    inner: FailbackRegistry<NacosBackend>,
+}
 
-/// Builds a [`NacosRegistry`] from a `nacos://` registry URL (no I/O happens here).
-pub fn nacos_registry(url: &Url) -> Result<NacosRegistry, NacosError> {
-    Ok(FailbackRegistry::new(NacosBackend::new(url)?))
+impl NacosRegistry {
+    /// Connects to the Nacos servers of a `nacos://` registry URL: builds the registry and,
+    /// unless the URL says `check=false`, makes one cheap request over the configured
+    /// transport, so that a wrong address, password or namespace fails here, clearly.
+    ///
+    /// Errors: a bad URL ([`NacosError::InvalidConfig`]); with `check` (default true) the
+    /// probe's error (unreachable, refused credentials, timeout).
+    /// Must be called within a Tokio runtime.
+    pub async fn connect(url: &Url) -> Result<NacosRegistry, NacosError> {
+        let registry = NacosRegistry::new(url)?;
+        if url.param_bool("check", true) {
+            registry.backend().probe().await?;
+        }
+        Ok(registry)
+    }
+
+    /// Builds the registry without any request (with gRPC the connection is opened in the
+    /// background). Must be called within a Tokio runtime.
+    ///
+    /// Errors: a bad URL.
+    pub fn new(url: &Url) -> Result<NacosRegistry, NacosError> {
+        Ok(NacosRegistry::from_backend(NacosBackend::new(url)?))
+    }
+
+    /// The registry of an already built backend (e.g. [`NacosBackend::with_source`]).
+    pub fn from_backend(backend: NacosBackend) -> NacosRegistry {
+        NacosRegistry {
+            inner: FailbackRegistry::new(backend),
+        }
+    }
+
+    /// The backend (transport, configuration).
+    pub fn backend(&self) -> &NacosBackend {
+        self.inner.backend()
+    }
+
+    /// The failback layer (pending retries, registered URLs, the cache file).
+    pub fn failback(&self) -> &FailbackRegistry<NacosBackend> {
+        &self.inner
+    }
+}
+
+#[async_trait]
+impl Registry for NacosRegistry {
+    fn url(&self) -> &Url {
+        self.inner.url()
+    }
+    fn is_available(&self) -> bool {
+        self.inner.is_available()
+    }
+    fn health(&self) -> tokio::sync::watch::Receiver<registry_core::RegistryHealth> {
+        self.inner.health()
+    }
+    async fn register(&self, url: &Url) -> registry_core::Result<()> {
+        self.inner.register(url).await
+    }
+    async fn unregister(&self, url: &Url) -> registry_core::Result<()> {
+        self.inner.unregister(url).await
+    }
+    async fn subscribe(&self, consumer: &Url) -> registry_core::Result<Subscription> {
+        self.inner.subscribe(consumer).await
+    }
+    async fn lookup(&self, consumer: &Url) -> registry_core::Result<Vec<Url>> {
+        self.inner.lookup(consumer).await
+    }
+    async fn destroy(&self) {
+        self.inner.destroy().await
+    }
 }
 
 /// The Nacos backend: registrations and subscriptions over a [`Naming`] transport, changes

@@ -73,6 +73,23 @@
 //!
 //! Registry URL: `nacos://[user:pass@]host:port[?backup=..&namespace=..&group=DEFAULT_GROUP]`,
 //! all parameters in [`config`].
+//!
+//! ```no_run
+//! use registry_core::{Registry, Url};
+//! use registry_nacos::NacosRegistry;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = NacosRegistry::connect(&Url::parse("nacos://127.0.0.1:8848?namespace=dev")?).await?;
+//! let consumer =
+//!     Url::parse("consumer://10.0.0.9/com.foo.Bar?interface=com.foo.Bar&category=providers")?;
+//! let mut providers = registry.subscribe(&consumer).await?;
+//! while let Some(list) = providers.next().await {
+//!     println!("{}: {} URLs", list.category, list.urls.len());
+//! }
+//! # Ok(()) }
+//! ```
+
+#![warn(unreachable_pub)]
 
 mod auth;
 mod backend;
@@ -90,7 +107,7 @@ pub mod source;
 pub mod subscribe;
 pub mod transport;
 
-pub use backend::{nacos_registry, NacosBackend, NacosRegistry};
+pub use backend::{NacosBackend, NacosRegistry};
 pub use client::NacosClient;
 pub use config::NacosConfig;
 pub use config_center::NacosConfigCenter;

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use registry_core::backoff::Backoff;
 use registry_core::{InstanceList, Url};
 use rustc_hash::FxHashMap;
 use tokio::sync::watch;
@@ -217,10 +218,9 @@ impl Poller {
 
 /// interval × 2^(failures-1), capped at [`MAX_BACKOFF`] (never below the interval), ±20 %.
 pub(crate) fn backoff(interval: Duration, failures: u32) -> Duration {
-    let exp = interval.saturating_mul(1u32 << failures.saturating_sub(1).min(16));
-    let base = exp.min(MAX_BACKOFF.max(interval));
-    let jitter = 0.8 + fastrand::f64() * 0.4;
-    base.mul_f64(jitter)
+    Backoff::exponential(interval, MAX_BACKOFF.max(interval))
+        .with_jitter(0.8, 1.2)
+        .delay(failures.saturating_sub(1))
 }
 
 #[cfg(test)]

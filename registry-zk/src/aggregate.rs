@@ -33,7 +33,7 @@ pub(crate) struct Aggregate {
 }
 
 impl Aggregate {
-    pub fn new(publisher: Publisher, empty_protection: bool) -> Aggregate {
+    pub(crate) fn new(publisher: Publisher, empty_protection: bool) -> Aggregate {
         let categories = subscribed_categories(publisher.consumer());
         Aggregate {
             publisher,
@@ -43,12 +43,12 @@ impl Aggregate {
         }
     }
 
-    pub fn consumer(&self) -> &Url {
+    pub(crate) fn consumer(&self) -> &Url {
         self.publisher.consumer()
     }
 
     /// Stores the list of one path and publishes its category (once ready).
-    pub fn update(&self, category: &str, path: &str, list: Arc<[Url]>) {
+    pub(crate) fn update(&self, category: &str, path: &str, list: Arc<[Url]>) {
         let mut l = self.lists.lock();
         l.per_category
             .entry(category.to_owned())
@@ -60,7 +60,7 @@ impl Aggregate {
     }
 
     /// Marks the initial lists complete and publishes every subscribed category.
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         let mut l = self.lists.lock();
         l.ready = true;
         for c in &self.categories {

@@ -57,6 +57,8 @@
 //! # }
 //! ```
 
+#![warn(unreachable_pub)]
+
 mod aggregate;
 mod backend;
 pub mod children;

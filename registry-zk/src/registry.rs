@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use registry_core::{FailbackRegistry, Registry, Subscription, Url};
 
 use crate::backend::ZkBackend;
+use crate::error::ZkError;
 
 /// A `zookeeper://` registry: [`ZkBackend`] wrapped in [`FailbackRegistry`] (retries, `check`
 /// semantics, re-registration after a new session).
@@ -14,7 +15,11 @@ pub struct ZookeeperRegistry {
 
 impl ZookeeperRegistry {
     /// Connects to the ensemble named by `url` (see [`ZkBackend::connect`]).
-    pub async fn connect(url: &Url) -> registry_core::Result<ZookeeperRegistry> {
+    ///
+    /// Errors: a bad URL ([`ZkError::InvalidUrl`]); with `check` (default true) no session
+    /// within the URL's `timeout` ([`ZkError::NotConnected`]).
+    /// Must be called within a Tokio runtime.
+    pub async fn connect(url: &Url) -> Result<ZookeeperRegistry, ZkError> {
         let backend = ZkBackend::connect(url).await?;
         Ok(ZookeeperRegistry {
             inner: FailbackRegistry::new(backend),

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use registry_core::backoff::Backoff;
+
 use parking_lot::Mutex;
 use registry_core::{HealthReporter, RegistryHealth};
 use tokio::sync::watch;
@@ -43,7 +45,7 @@ pub(crate) struct Registration {
 
 impl Registration {
     /// A registration without data.
-    pub fn empty(ephemeral: bool) -> Self {
+    pub(crate) fn empty(ephemeral: bool) -> Self {
         Registration {
             ephemeral,
             data: Arc::from(Vec::new()),
@@ -66,7 +68,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn acls(&self) -> Acls<'static> {
+    pub(crate) fn acls(&self) -> Acls<'static> {
         if self.cfg.digest().is_some() {
             Acls::creator_all()
         } else {
@@ -75,7 +77,7 @@ impl Shared {
     }
 
     /// The current client when connected.
-    pub fn client(&self) -> Result<Client> {
+    pub(crate) fn client(&self) -> Result<Client> {
         if self.cancel.is_cancelled() {
             return Err(ZkError::Destroyed);
         }
@@ -259,7 +261,8 @@ pub(crate) fn install(shared: &Shared, client: Client) {
 
 /// Follows the session state until the backend is destroyed.
 pub(crate) async fn supervise(shared: Arc<Shared>) {
-    let mut backoff = Duration::from_millis(200);
+    let mut backoff =
+        Backoff::exponential(Duration::from_millis(200), Duration::from_secs(5)).attempts();
     loop {
         let client = shared.conn.borrow().client.clone();
         let Some(client) = client else {
@@ -271,7 +274,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>) {
             match r {
                 Ok(c) => {
                     tracing::info!(session = %c.session_id(), "zookeeper session established");
-                    backoff = Duration::from_millis(200);
+                    backoff.reset();
                     install(&shared, c);
                     tokio::spawn(restore_registrations(shared.clone()));
                 }
@@ -280,9 +283,8 @@ pub(crate) async fn supervise(shared: Arc<Shared>) {
                     shared.health.error(&e.to_string());
                     tokio::select! {
                         _ = shared.cancel.cancelled() => return,
-                        _ = tokio::time::sleep(backoff) => {}
+                        _ = tokio::time::sleep(backoff.next_delay()) => {}
                     }
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
                 }
             }
             continue;

@@ -81,7 +81,7 @@ pub(crate) struct PathWatch {
 }
 
 impl PathWatch {
-    pub fn new(path: String, consumer: Url) -> PathWatch {
+    pub(crate) fn new(path: String, consumer: Url) -> PathWatch {
         let category = last_segment(&path).to_owned();
         let set = ChildSet::new(&path, consumer);
         PathWatch {
@@ -96,7 +96,7 @@ impl PathWatch {
     /// Ensures the directory, (re-)adds the persistent recursive watch **before** listing,
     /// re-lists with a plain getChildren (ZOOKEEPER-4466) and applies the events that arrived
     /// meanwhile. Returns whether the visible list changed.
-    pub async fn sync(&mut self, shared: &Shared, conn: &ConnState) -> Result<bool> {
+    pub(crate) async fn sync(&mut self, shared: &Shared, conn: &ConnState) -> Result<bool> {
         let client = connected(shared, conn)?;
         let w = dir_and_watch(
             client,
@@ -164,12 +164,12 @@ impl PathWatch {
     }
 
     /// Stores the current list without checking for changes (initial sync).
-    pub fn report(&mut self, agg: &Aggregate) {
+    pub(crate) fn report(&mut self, agg: &Aggregate) {
         self.publish(agg);
     }
 
     /// Follows events and reconnects until stopped.
-    pub async fn run(
+    pub(crate) async fn run(
         mut self,
         shared: Arc<Shared>,
         agg: Arc<Aggregate>,
@@ -279,7 +279,7 @@ pub(crate) struct RootWatch {
 impl RootWatch {
     /// Adds the (non-recursive) persistent watch on the root and lists the service names
     /// (URL-decoded) not seen before.
-    pub async fn sync(&mut self, shared: &Shared, conn: &ConnState) -> Result<Vec<String>> {
+    pub(crate) async fn sync(&mut self, shared: &Shared, conn: &ConnState) -> Result<Vec<String>> {
         let client = connected(shared, conn)?;
         let w = dir_and_watch(client, shared, &self.root, AddWatchMode::Persistent).await?;
         self.watcher = Some(w);
@@ -313,7 +313,7 @@ impl RootWatch {
     }
 
     /// Follows the root until stopped, starting a [`PathWatch`] task per new service.
-    pub async fn run(
+    pub(crate) async fn run(
         mut self,
         shared: Arc<Shared>,
         agg: Arc<Aggregate>,

@@ -9,6 +9,9 @@
 
 pub mod certs;
 pub mod contract;
+pub mod dubbo2_peers;
+pub mod fake_nacos_grpc;
+pub mod fake_nacos_http;
 pub mod hostile;
 pub mod nacos;
 pub mod peak_rss;
@@ -18,6 +21,7 @@ pub mod proxy;
 pub mod recording;
 pub mod stalled;
 pub mod tls_front;
+pub mod triple_peers;
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -55,6 +59,28 @@ pub fn zk_addr(test: &str) -> Option<String> {
 /// Nacos address without auth (`DUBBO_TEST_NACOS`).
 pub fn nacos_addr(test: &str) -> Option<String> {
     server_addr("DUBBO_TEST_NACOS", test)
+}
+
+/// The port of a server a test starts and stops itself: `$var` when set (the test script sets
+/// one per server, from the free ports it chose), else a port below the ephemeral range
+/// (a restarted server must find its port again) that is free now, together with
+/// `port + offset` for each of `offsets` (Nacos: gRPC on +1000).
+pub fn server_port(var: &str, offsets: &[u16]) -> u16 {
+    if let Some(p) = std::env::var(var).ok().and_then(|p| p.parse().ok()) {
+        return p;
+    }
+    let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+    let seed = std::process::id() as usize
+        + std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos() as usize);
+    for i in 0..9000usize {
+        let p = 20_000 + ((seed + i * 7) % 9000) as u16;
+        if free(p) && offsets.iter().all(|o| free(p + o)) {
+            return p;
+        }
+    }
+    panic!("no free port for {var} in 20000-28999");
 }
 
 /// A name unique to this process and call, for ZooKeeper roots and Nacos namespaces/groups.

@@ -3,7 +3,7 @@
 //! the instance lists as the server stores them (straight over the v1 HTTP API).
 
 use registry_core::Url;
-use registry_nacos::{nacos_registry, NacosRegistry};
+use registry_nacos::NacosRegistry;
 use serde_json::Value;
 
 /// A unique interface name `org.nacos.<tag>-...` (with `_` for `-`, as Java names have).
@@ -14,7 +14,7 @@ pub fn iface(tag: &str) -> String {
 /// The Nacos registry of `url` (`nacos://...`); panics on a bad URL.
 pub fn registry(url: &str) -> NacosRegistry {
     let parsed = Url::parse(url).unwrap_or_else(|e| panic!("bad registry URL {url}: {e}"));
-    nacos_registry(&parsed).unwrap_or_else(|e| panic!("registry {url}: {e}"))
+    NacosRegistry::new(&parsed).unwrap_or_else(|e| panic!("registry {url}: {e}"))
 }
 
 /// The gRPC port of the Nacos server at `addr` (`host:port`): the HTTP port + 1000.
@@ -81,13 +81,11 @@ pub struct PrivateServer {
 }
 
 impl PrivateServer {
-    /// A server on the port in env var `port_var`, else on `default_port`; `scripts` is the
-    /// folder of `nacos-server.sh`. Nothing is started yet.
-    pub fn new(scripts: String, port_var: &str, default_port: u16) -> Self {
-        let port = std::env::var(port_var)
-            .ok()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(default_port);
+    /// A server on the port in env var `port_var`, else on a free port (HTTP and gRPC,
+    /// [`crate::server_port`]); `scripts` is the folder of `nacos-server.sh`. Nothing is
+    /// started yet.
+    pub fn new(scripts: String, port_var: &str) -> Self {
+        let port = crate::server_port(port_var, &[1000]);
         PrivateServer { scripts, port }
     }
 

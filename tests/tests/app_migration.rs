@@ -82,8 +82,9 @@ struct World {
 /// Interface-level providers on ports 1xxx, application-level on 2xxx.
 async fn world(iface_ports: &[i32], app_ports: &[i32]) -> World {
     let name = tests::unique("mig");
-    let interface =
-        registry_core::memory::connect(&Url::parse(&format!("memory://{name}")).unwrap()).unwrap();
+    let interface: Arc<dyn registry_core::Registry> = Arc::new(
+        registry_core::MemoryRegistry::from_url(&Url::parse(&format!("memory://{name}")).unwrap()),
+    );
     for p in iface_ports {
         let u = Url::parse(&format!(
             "dubbo://127.0.0.1:{p}/{IFACE}?interface={IFACE}&side=provider&application=shop"

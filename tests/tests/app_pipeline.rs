@@ -17,7 +17,6 @@ use registry_core::{
     InstanceDiscovery, MemoryConfigCenter, MemoryInstanceDiscovery, Registry, ServiceInstance, Url,
 };
 use tests::contract::Watch;
-use tests::recording::RecordingFactory;
 
 const T: Duration = Duration::from_secs(10);
 const IFACE: &str = "com.foo.Greeter";
@@ -259,7 +258,7 @@ async fn a_revision_change_keeps_urls_and_invokers_when_nothing_they_use_changed
         .await
         .unwrap();
     let registry: Arc<dyn Registry> = Arc::new(w.registry.clone());
-    let (factory, dir) = RecordingFactory::subscribe(registry, IFACE).await;
+    let (factory, dir) = tests::recording::subscribe(registry, IFACE).await;
     assert!(dir.wait_ready_for(T).await);
     assert_eq!(dir.invoker_urls().len(), 2);
     let sorted = |mut v: Vec<Url>| {
@@ -283,7 +282,7 @@ async fn a_revision_change_keeps_urls_and_invokers_when_nothing_they_use_changed
     .await;
     assert_eq!(sorted(dir.invoker_urls()), before);
     assert_eq!(
-        factory.referred(1),
+        factory.referred_at_port(1),
         (1, 0),
         "the invoker of the unchanged provider is kept"
     );
@@ -306,8 +305,8 @@ async fn a_revision_change_keeps_urls_and_invokers_when_nothing_they_use_changed
             .then_some(())
     })
     .await;
-    assert_eq!(factory.referred(1), (2, 1), "replaced");
-    assert_eq!(factory.referred(2), (1, 0), "untouched");
+    assert_eq!(factory.referred_at_port(1), (2, 1), "replaced");
+    assert_eq!(factory.referred_at_port(2), (1, 0), "untouched");
     let r = dir.list(&Invocation::new("greet")).unwrap();
     assert_eq!(r.len(), 2);
 }

@@ -299,7 +299,7 @@ fn nacos(addr: &str, group: &str, extra: &str) -> Arc<dyn Registry> {
         "nacos://{addr}?group={group}&nacos.poll-interval=200{extra}"
     ))
     .unwrap();
-    Arc::new(registry_nacos::nacos_registry(&url).expect("nacos"))
+    Arc::new(registry_nacos::NacosRegistry::new(&url).expect("nacos"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -69,7 +69,7 @@ async fn scenario(
     for p in &ps {
         providers_reg.register(p).await.expect("register provider");
     }
-    let (factory, dir) = RecordingFactory::subscribe(consumer_reg.clone(), iface).await;
+    let (factory, dir) = tests::recording::subscribe(consumer_reg.clone(), iface).await;
     assert!(
         dir.wait_ready().await || dir.is_ready(),
         "directory never got a first list"
@@ -114,7 +114,7 @@ async fn scenario(
     assert_eq!(delta(&after, &before, 20881), 10);
     assert_eq!(delta(&after, &before, 20883), 10);
     assert!(
-        factory.destroyed(20882),
+        factory.destroyed_at_port(20882),
         "the removed provider's invoker is destroyed"
     );
 
@@ -229,8 +229,8 @@ async fn e2e_nacos() {
         tests::unique("e2e-nacos")
     ))
     .unwrap();
-    let providers = registry_nacos::nacos_registry(&url).expect("nacos provider side");
-    let consumers = registry_nacos::nacos_registry(&url).expect("nacos consumer side");
+    let providers = registry_nacos::NacosRegistry::new(&url).expect("nacos provider side");
+    let consumers = registry_nacos::NacosRegistry::new(&url).expect("nacos consumer side");
     scenario(
         Arc::new(providers),
         Arc::new(consumers),

@@ -24,7 +24,6 @@ use registry_core::config_center::DEFAULT_CONFIG_GROUP;
 use registry_core::{ConfigCenter, MemoryConfigCenter, MemoryRegistry, Registry};
 use tests::contract::provider_url;
 use tests::hostile::{billion_laughs, deep_sequence};
-use tests::recording::RecordingFactory;
 
 const KINDS: [&str; 3] = ["condition", "tag", "configurators"];
 
@@ -139,7 +138,7 @@ async fn directory(service: &str) -> Arc<RegistryDirectory> {
             .await
             .unwrap();
     }
-    let (_f, dir) = RecordingFactory::subscribe(registry, service).await;
+    let (_f, dir) = tests::recording::subscribe(registry, service).await;
     tests::eventually("three providers", Duration::from_secs(10), || {
         let ok = ports(&dir) == PORTS;
         async move { ok.then_some(()) }

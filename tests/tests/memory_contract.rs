@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use registry_core::memory;
-use registry_core::{Registry, Url};
+use registry_core::{MemoryRegistry, Registry, Url};
 use tests::contract::{run_all, run_case, Capabilities, Case};
 
 fn named(name: &str) -> impl Fn() -> std::future::Ready<Arc<dyn Registry>> + '_ {
     move || {
         let url = Url::parse(&format!("memory://{name}")).unwrap();
-        std::future::ready(memory::connect(&url).unwrap())
+        std::future::ready(Arc::new(MemoryRegistry::from_url(&url)) as Arc<dyn Registry>)
     }
 }
 

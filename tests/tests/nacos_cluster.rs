@@ -112,8 +112,8 @@ async fn losing_the_connected_node_moves_the_session_and_loses_nothing() {
     ))
     .unwrap();
     let iface = "org.cluster.Service";
-    let provider = registry_nacos::nacos_registry(&url).unwrap();
-    let consumer = registry_nacos::nacos_registry(&url).unwrap();
+    let provider = registry_nacos::NacosRegistry::new(&url).unwrap();
+    let consumer = registry_nacos::NacosRegistry::new(&url).unwrap();
     let a = provider_url(iface, 20001, "");
     tests::eventually("register A", T, || async {
         provider.register(&a).await.ok()

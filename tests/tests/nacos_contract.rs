@@ -35,7 +35,7 @@ async fn case(case: Case, transport: &str) {
     .unwrap();
     let make = || {
         let url = url.clone();
-        async move { Arc::new(registry_nacos::nacos_registry(&url).unwrap()) as Arc<dyn Registry> }
+        async move { Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap()) as Arc<dyn Registry> }
     };
     run_case(case, &caps(), &make).await;
 }

@@ -1,169 +1,18 @@
-//! The Nacos backend against a scripted fake server (no real server needed): garbage JSON,
+//! The Nacos backend against a scripted fake server (`tests::fake_nacos_http`; no real server
+//! needed): garbage JSON,
 //! HTTP 5xx, dropped connections and auth trouble keep the last good provider list, are
 //! retried, and recover; tokens are renewed on 403 and before their TTL ends.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use registry_core::{Registry, RegistryBackend, Url};
-use registry_nacos::{nacos_registry, NacosBackend};
+use registry_nacos::{NacosBackend, NacosRegistry};
 use tests::contract::{consumer_url, Watch};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tests::fake_nacos_http::{Fake, DROP, FIVE_HUNDRED, GARBAGE, GOOD, TWO_HOSTS};
 
 const T: Duration = Duration::from_secs(15);
-const GOOD: u8 = 0;
-const GARBAGE: u8 = 1;
-const FIVE_HUNDRED: u8 = 2;
-const DROP: u8 = 3;
-const TWO_HOSTS: u8 = 4;
-
-/// A tiny scripted Nacos: `instance/list` answers according to `mode`; with `auth`, requests
-/// need `Authorization: Bearer tok<valid>` and `auth/login` hands out `tok<valid>`.
-struct Fake {
-    addr: String,
-    mode: AtomicU8,
-    lists: AtomicU64,
-    logins: AtomicU64,
-    valid: AtomicU64,
-    auth: bool,
-    ttl_secs: u64,
-    registers: AtomicU64,
-    beats: AtomicU64,
-    last_beat: std::sync::Mutex<String>,
-}
-
-fn host(port: u16) -> String {
-    format!(
-        r#"{{"ip":"127.0.0.1","port":{port},"enabled":true,"healthy":true,"metadata":{{"protocol":"dubbo","path":"S","interface":"S","side":"provider"}}}}"#
-    )
-}
-
-impl Fake {
-    async fn start(auth: bool, ttl_secs: u64) -> Arc<Fake> {
-        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let fake = Arc::new(Fake {
-            addr: l.local_addr().unwrap().to_string(),
-            mode: AtomicU8::new(GOOD),
-            lists: AtomicU64::new(0),
-            logins: AtomicU64::new(0),
-            valid: AtomicU64::new(1),
-            auth,
-            ttl_secs,
-            registers: AtomicU64::new(0),
-            beats: AtomicU64::new(0),
-            last_beat: std::sync::Mutex::new(String::new()),
-        });
-        let f = fake.clone();
-        tokio::spawn(async move {
-            while let Ok((mut sock, _)) = l.accept().await {
-                let f = f.clone();
-                tokio::spawn(async move {
-                    let mut buf = Vec::new();
-                    let mut chunk = [0u8; 4096];
-                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match sock.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    // Read the body too (Content-Length), for form-encoded beats.
-                    let head_end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-                    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-                    let len: usize = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0);
-                    while buf.len() < head_end + len {
-                        match sock.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    let req = String::from_utf8_lossy(&buf).to_string();
-                    let (status, body) = f.answer(&req);
-                    if status == 0 {
-                        return; // drop the connection
-                    }
-                    let resp = format!(
-                        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                    let _ = sock.write_all(resp.as_bytes()).await;
-                });
-            }
-        });
-        fake
-    }
-
-    fn answer(&self, req: &str) -> (u16, String) {
-        let line = req.lines().next().unwrap_or("");
-        if line.starts_with("POST /nacos/v1/ns/instance?") {
-            self.registers.fetch_add(1, Ordering::SeqCst);
-            return (200, "ok".into());
-        }
-        if line.starts_with("PUT /nacos/v1/ns/instance/beat") {
-            self.beats.fetch_add(1, Ordering::SeqCst);
-            *self.last_beat.lock().unwrap() = req.to_owned();
-            return (200, r#"{"code":20404,"clientBeatInterval":100}"#.into());
-        }
-        if line.contains("/nacos/v3/auth/") {
-            // A 2.x server: no v3 API.
-            return (404, "no such api".into());
-        }
-        if line.contains("/nacos/v1/auth/users/login") || line.contains("/nacos/v1/auth/login") {
-            self.logins.fetch_add(1, Ordering::SeqCst);
-            let t = self.valid.load(Ordering::SeqCst);
-            return (
-                200,
-                format!(r#"{{"accessToken":"tok{t}","tokenTtl":{}}}"#, self.ttl_secs),
-            );
-        }
-        if self.auth {
-            let want = format!(
-                "authorization: bearer tok{}",
-                self.valid.load(Ordering::SeqCst)
-            );
-            if !req.to_ascii_lowercase().lines().any(|l| l.trim() == want) {
-                return (403, r#"{"status":403,"message":"unknown user!"}"#.into());
-            }
-        }
-        if line.contains("/nacos/v1/ns/instance/list") {
-            self.lists.fetch_add(1, Ordering::SeqCst);
-            return match self.mode.load(Ordering::SeqCst) {
-                GOOD => (200, format!(r#"{{"name":"x","hosts":[{}]}}"#, host(20001))),
-                TWO_HOSTS => (
-                    200,
-                    format!(
-                        r#"{{"name":"x","hosts":[{},{}]}}"#,
-                        host(20001),
-                        host(20002)
-                    ),
-                ),
-                GARBAGE => (200, "<html>definitely not json".into()),
-                FIVE_HUNDRED => (500, "caused: internal error".into()),
-                _ => (0, String::new()),
-            };
-        }
-        (200, "ok".into())
-    }
-
-    fn lists(&self) -> u64 {
-        self.lists.load(Ordering::SeqCst)
-    }
-
-    async fn wait_lists(&self, more: u64) {
-        let target = self.lists() + more;
-        tests::eventually("more polls", T, || async {
-            (self.lists() >= target).then_some(())
-        })
-        .await;
-    }
-}
-
 fn consumer() -> Url {
     consumer_url("S", "providers", "")
 }
@@ -176,7 +25,7 @@ async fn broken_replies_keep_the_last_good_list_and_recover() {
         fake.addr
     ))
     .unwrap();
-    let r = nacos_registry(&url).unwrap();
+    let r = NacosRegistry::new(&url).unwrap();
     let mut sub = r.subscribe(&consumer()).await.unwrap();
     let first = sub.next().await.unwrap();
     assert_eq!(&*first.category, "providers");
@@ -205,7 +54,7 @@ async fn backoff_slows_polling_of_a_failing_server() {
         fake.addr
     ))
     .unwrap();
-    let r = nacos_registry(&url).unwrap();
+    let r = NacosRegistry::new(&url).unwrap();
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());
     w.until("first list", T, |w| w.addresses("providers").len() == 1)
         .await;
@@ -229,7 +78,7 @@ async fn tokens_are_renewed_on_403_and_before_the_ttl_ends() {
         fake.addr
     ))
     .unwrap();
-    let r = nacos_registry(&url).unwrap();
+    let r = NacosRegistry::new(&url).unwrap();
     assert!(!format!("{r:?}").contains("s3cr3t-pw"));
     assert!(!r.url().to_string().contains("s3cr3t-pw"));
     let mut w = Watch::new(r.subscribe(&consumer()).await.unwrap());

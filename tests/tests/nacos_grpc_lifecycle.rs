@@ -1,6 +1,6 @@
 //! Connection-bound life over gRPC on real rnacos servers: auth with good and bad
 //! credentials (`DUBBO_TEST_NACOS_AUTH`), a killed registering process, a connection cut
-//! through a proxy, a server restart with wiped state (a private server on port 8870, or
+//! through a proxy, a server restart with wiped state (a private server on a free port, or
 //! `DUBBO_TEST_NACOS_GRPC_RESTART_PORT`, via `$DUBBO_TEST_SCRIPTS/nacos-server.sh`), an idle
 //! connection that sends only keepalives, and a server whose HTTP port is not reachable.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
@@ -228,7 +228,7 @@ async fn a_restart_with_wiped_state_redoes_registrations_and_subscriptions() {
     ) else {
         return;
     };
-    let server = PrivateServer::new(scripts, "DUBBO_TEST_NACOS_GRPC_RESTART_PORT", 8870);
+    let server = PrivateServer::new(scripts, "DUBBO_TEST_NACOS_GRPC_RESTART_PORT");
     tokio::task::block_in_place(|| server.run("start", true));
     let ns = tests::unique("grpc-restart");
     let s = iface("Restart");

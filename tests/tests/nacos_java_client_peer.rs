@@ -10,7 +10,7 @@ use std::time::Duration;
 use registry_core::Registry;
 use registry_core::Url;
 use registry_nacos::convert::instance_metadata;
-use registry_nacos::nacos_registry;
+use registry_nacos::NacosRegistry;
 use serde_json::{json, Value};
 use tests::contract::{consumer_url, provider_url, Watch};
 use tests::peers::NacosClientPeer;
@@ -22,8 +22,10 @@ fn iface(tag: &str) -> String {
 }
 
 fn registry(addr: &str, ns: &str) -> registry_nacos::NacosRegistry {
-    nacos_registry(&Url::parse(&format!("nacos://{addr}?namespace={ns}&file-cache=false")).unwrap())
-        .unwrap()
+    NacosRegistry::new(
+        &Url::parse(&format!("nacos://{addr}?namespace={ns}&file-cache=false")).unwrap(),
+    )
+    .unwrap()
 }
 
 fn metadata_of(instance: &Value) -> BTreeMap<String, String> {

@@ -1,14 +1,15 @@
 //! Lifecycle of the Nacos backend on real servers: open-API auth (`DUBBO_TEST_NACOS_AUTH`),
 //! heartbeats and expiry on the short-timeout server (`DUBBO_TEST_NACOS_SHORT`, where a
 //! persistent instance is shown to need none), and a server
-//! restart on a private server this test starts and stops itself (port 8860, via
-//! `$DUBBO_TEST_SCRIPTS/nacos-server.sh`; the shared servers are never stopped).
+//! restart on a private server this test starts and stops itself (a free port, or
+//! `DUBBO_TEST_NACOS_RESTART_PORT`, via `$DUBBO_TEST_SCRIPTS/nacos-server.sh`; the shared
+//! servers are never stopped).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use std::time::{Duration, Instant};
 
 use registry_core::{Registry, RegistryBackend, Url};
-use registry_nacos::{nacos_registry, NacosBackend};
+use registry_nacos::{NacosBackend, NacosRegistry};
 use tests::contract::{consumer_url, provider_url, Watch};
 use tests::nacos::{ephemeral_flags, iface, raw_list_status, PrivateServer};
 use tests::set;
@@ -39,7 +40,7 @@ async fn auth_on_needs_and_uses_credentials() {
             "nacos://{creds}{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false&nacos.transport=http{params}"
         ))
         .unwrap();
-        let r = nacos_registry(&url).unwrap();
+        let r = NacosRegistry::new(&url).unwrap();
         assert!(!r.url().to_string().contains("nacos@"), "{}", r.url());
         assert!(!r.url().to_string().contains("password"), "{}", r.url());
         assert!(!format!("{r:?}").contains("password=nacos"));
@@ -89,7 +90,7 @@ async fn beats_keep_an_instance_alive_and_it_expires_when_they_stop() {
         .do_register(&provider_url(&s, 20201, ""))
         .await
         .unwrap();
-    let consumer = nacos_registry(&Url::parse(&base).unwrap()).unwrap();
+    let consumer = NacosRegistry::new(&Url::parse(&base).unwrap()).unwrap();
     let mut sub = consumer
         .subscribe(&consumer_url(&s, "providers", ""))
         .await
@@ -134,7 +135,7 @@ async fn a_persistent_instance_needs_no_beats_over_http() {
     let (_, body) = raw_list_status(&addr, &ns, &format!("providers:{s}::")).await;
     let flags = ephemeral_flags(&body);
     assert_eq!(flags, [(20211, false), (20212, true)], "{body}");
-    let consumer = nacos_registry(&Url::parse(&base).unwrap()).unwrap();
+    let consumer = NacosRegistry::new(&Url::parse(&base).unwrap()).unwrap();
     let mut w = Watch::subscribe(&consumer, &consumer_url(&s, "providers", "")).await;
     w.until_providers("both", T, &["127.0.0.1:20211", "127.0.0.1:20212"])
         .await;
@@ -163,7 +164,7 @@ async fn server_restart_providers_come_back_and_consumers_converge() {
     ) else {
         return;
     };
-    let server = PrivateServer::new(scripts, "DUBBO_TEST_NACOS_RESTART_PORT", 8860);
+    let server = PrivateServer::new(scripts, "DUBBO_TEST_NACOS_RESTART_PORT");
     tokio::task::block_in_place(|| server.run("start", true));
     let addr = server.addr();
     let ns = tests::unique("nacos-restart");
@@ -172,13 +173,13 @@ async fn server_restart_providers_come_back_and_consumers_converge() {
         "nacos://{addr}?namespace={ns}&nacos.poll-interval=200&file-cache=false&nacos.request-timeout=1000&nacos.transport=http"
     );
     // check=false: a registration that fails during the outage is retried in the background.
-    let provider = nacos_registry(
+    let provider = NacosRegistry::new(
         &Url::parse(&format!("{base}&nacos.beat-interval=500&check=false")).unwrap(),
     )
     .unwrap();
     let p1 = provider_url(&s, 20301, "version=1");
     provider.register(&p1).await.unwrap();
-    let consumer = nacos_registry(&Url::parse(&base).unwrap()).unwrap();
+    let consumer = NacosRegistry::new(&Url::parse(&base).unwrap()).unwrap();
     let mut w = Watch::subscribe(&consumer, &consumer_url(&s, "providers", "version=1")).await;
     w.until_providers("provider before restart", T, &["127.0.0.1:20301"])
         .await;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use registry_core::config_center::ConfigCenter;
 use registry_core::{Registry, Url};
 use registry_nacos::convert::instance_metadata;
-use registry_nacos::{nacos_registry, NacosConfigCenter};
+use registry_nacos::{NacosConfigCenter, NacosRegistry};
 use serde_json::Value;
 use tests::contract::{consumer_url, provider_url, Watch};
 
@@ -185,7 +185,7 @@ async fn what_python_registers_we_list_and_watch_as_exact_urls() {
         ],
     );
     tokio::task::block_in_place(|| peer.expect("registered", |v| v["registered"] == true));
-    let r = nacos_registry(
+    let r = NacosRegistry::new(
         &Url::parse(&format!("nacos://{addr}?namespace={ns}&file-cache=false")).unwrap(),
     )
     .unwrap();
@@ -226,7 +226,7 @@ async fn what_we_register_python_sees_with_the_exact_name_group_and_metadata() {
     let service = format!("providers:{s}:2.0:blue");
     let watcher = Peer::start(&py, &[&addr, &ns, "watch", &service]);
     tokio::task::block_in_place(|| watcher.expect("subscribed", |v| v["subscribed"] == true));
-    let r = nacos_registry(
+    let r = NacosRegistry::new(
         &Url::parse(&format!("nacos://{addr}?namespace={ns}&file-cache=false")).unwrap(),
     )
     .unwrap();

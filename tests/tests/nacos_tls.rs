@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use registry_core::{Registry, Url};
-use registry_nacos::nacos_registry;
+use registry_nacos::NacosRegistry;
 use tests::certs::TestCa;
 use tests::contract::{consumer_url, provider_url, Watch};
 use tests::nacos::{grpc_port, iface};
@@ -63,8 +63,8 @@ async fn register_and_subscribe_over_grpc_tls() {
         "&nacos.remote.client.rpc.tls.trustCollectionChainPath={}",
         ca.ca_pem().display()
     );
-    let provider_side = nacos_registry(&fronts.url(&ns, &trust)).unwrap();
-    let consumer_side = nacos_registry(&fronts.url(&ns, &trust)).unwrap();
+    let provider_side = NacosRegistry::new(&fronts.url(&ns, &trust)).unwrap();
+    let consumer_side = NacosRegistry::new(&fronts.url(&ns, &trust)).unwrap();
     let s = iface("Tls");
     provider_side
         .register(&provider_url(&s, 20880, ""))
@@ -111,7 +111,7 @@ async fn mutual_tls_and_a_login_over_https() {
         cert = client.cert.display(),
         key = client.key.display(),
     );
-    let r = nacos_registry(&fronts.url(&ns, &tls)).unwrap();
+    let r = NacosRegistry::new(&fronts.url(&ns, &tls)).unwrap();
     let s = iface("Mtls");
     r.register(&provider_url(&s, 20881, ""))
         .await
@@ -132,7 +132,7 @@ async fn mutual_tls_and_a_login_over_https() {
          &nacos.remote.client.rpc.tls.trustCollectionChainPath={}",
         ca.ca_pem().display()
     );
-    let r = nacos_registry(&fronts.url(&ns, &no_cert)).unwrap();
+    let r = NacosRegistry::new(&fronts.url(&ns, &no_cert)).unwrap();
     let e = r
         .register(&provider_url(&s, 20882, ""))
         .await
@@ -155,7 +155,7 @@ async fn an_untrusted_server_certificate_is_a_clear_error() {
         "&nacos.remote.client.rpc.tls.trustCollectionChainPath={}",
         other.ca_pem().display()
     );
-    let r = nacos_registry(&fronts.url(&ns, &wrong)).unwrap();
+    let r = NacosRegistry::new(&fronts.url(&ns, &wrong)).unwrap();
     let e = r
         .register(&provider_url(&iface("WrongCa"), 20883, ""))
         .await
@@ -165,6 +165,6 @@ async fn an_untrusted_server_certificate_is_a_clear_error() {
 
     // A CA file that does not exist is named when the registry is made.
     let missing = "&nacos.remote.client.rpc.tls.trustCollectionChainPath=/nonexistent/ca.pem";
-    let e = nacos_registry(&fronts.url(&ns, missing)).expect_err("a missing CA file");
+    let e = NacosRegistry::new(&fronts.url(&ns, missing)).expect_err("a missing CA file");
     assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
 }

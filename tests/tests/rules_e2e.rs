@@ -30,7 +30,6 @@ use registry_core::config_center::DEFAULT_CONFIG_GROUP;
 use registry_core::{MemoryConfigCenter, MemoryRegistry, Registry, SharedConfigCenter, Url};
 use tests::contract::provider_url;
 use tests::hostile::{billion_laughs, deep_sequence};
-use tests::recording::RecordingFactory;
 
 const T: Duration = Duration::from_secs(30);
 const PORTS: [u16; 3] = [20991, 20992, 20993];
@@ -217,7 +216,7 @@ async fn scenario(
             .await
             .unwrap();
     }
-    let (_factory, dir) = RecordingFactory::subscribe(registry.clone(), iface).await;
+    let (_factory, dir) = tests::recording::subscribe(registry.clone(), iface).await;
     let call = Invocation::new("sayHello");
     tests::eventually("three providers", T, || {
         let ok = ports(&dir, &call) == PORTS;
@@ -437,7 +436,8 @@ mod nacos {
         ns: &str,
     ) -> (Arc<dyn Registry>, SharedConfigCenter) {
         let url = Url::parse(&format!("nacos://{addr}?namespace={ns}")).unwrap();
-        let registry: Arc<dyn Registry> = Arc::new(registry_nacos::nacos_registry(&url).unwrap());
+        let registry: Arc<dyn Registry> =
+            Arc::new(registry_nacos::NacosRegistry::new(&url).unwrap());
         let cc: SharedConfigCenter = Arc::new(
             registry_nacos::NacosConfigCenter::connect(&url)
                 .await

@@ -87,7 +87,7 @@ async fn secrets_never_reach_logs_errors_or_display() {
         "nacos://nacos:{SECRET}@127.0.0.1:1?password={SECRET}&accessToken={SECRET}&nacos.request-timeout=300&check=false"
     ))
     .unwrap();
-    match registry_nacos::nacos_registry(&nacos) {
+    match registry_nacos::NacosRegistry::new(&nacos) {
         Ok(r) => {
             let consumer = tests::contract::consumer_url("S", "providers", "");
             if let Err(e) = r.subscribe(&consumer).await {

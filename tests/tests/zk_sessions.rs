@@ -2,7 +2,7 @@
 //! standalone server and restart (on its own port, never the shared one), and losing the
 //! leader of a 3-node ensemble. The subscriber must never see an empty push caused by the
 //! failure, and must converge afterwards. The killed standalone server listens on
-//! `DUBBO_TEST_ZK_KILL9_PORT` (default 2191).
+//! `DUBBO_TEST_ZK_KILL9_PORT` (default: a free port).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -170,10 +170,7 @@ async fn zk_kill9_and_restart_never_pushes_empty() {
         eprintln!("*** SKIPPED zk_kill9: DUBBO_TEST_SCRIPTS is not set ***");
         return;
     }
-    let port: u16 = std::env::var("DUBBO_TEST_ZK_KILL9_PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(2191);
+    let port = tests::server_port("DUBBO_TEST_ZK_KILL9_PORT", &[]);
     zk_script(&["start", &port.to_string()]);
     let addr = format!("127.0.0.1:{port}");
     let root = tests::unique("zk-kill9");

@@ -1,7 +1,7 @@
 //! Handshakes against an in-process rustls server with certificates made at test time: what
 //! is accepted, and the error each bad certificate or refusal gives.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 
 use std::sync::Arc;
 

@@ -18,15 +18,16 @@
 //!   serialization error (exit 2) that names the limit. Results print as they are written
 //!   (no copy of the whole text in memory).
 //!
-//! Protocol-neutral: providers are referred through [`ProtocolFactory`], a small `protocol ->
-//! InvokerFactory` table ([`protocols`]); another protocol plugs in with one entry there.
+//! Providers are referred through the front door's [`dubbo_consumer::Protocols`]
+//! ([`protocols`]: `dubbo`, and `tri` with the Triple options); another protocol plugs in with
+//! one entry there.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
+use dubbo_consumer::Protocols;
 use invoker::cluster;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
 use invoker::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
@@ -166,15 +167,11 @@ impl LimitArgs {
     }
 }
 
-/// `protocol -> InvokerFactory`: refers each provider URL through the factory of its protocol.
-#[derive(Debug)]
-pub struct ProtocolFactory {
-    factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>>,
-}
-
-/// The protocols `invoke` can call (`tri` per `--proto`: IDL mode, else wrapper mode).
-pub fn protocols(a: &Args) -> anyhow::Result<ProtocolFactory> {
-    let mut factories: BTreeMap<&'static str, Arc<dyn InvokerFactory>> = BTreeMap::new();
+/// The protocols `invoke` can call: the front door's table ([`dubbo_consumer::Protocols`])
+/// with the limits on what providers may send and the TLS settings (Dubbo's `SslConfig`
+/// names on TARGET, `--tls*` flags first), and `tri` per `--proto` (IDL mode, else wrapper
+/// mode) with the Triple options.
+pub fn protocols(a: &Args) -> anyhow::Result<Protocols> {
     let target = Url::parse(&a.target)
         .map_err(|e| anyhow!("invalid TARGET {:?}: {e}", redact(&a.target)))?;
     let tls = a.tls.config_for(&target)?;
@@ -184,36 +181,10 @@ pub fn protocols(a: &Args) -> anyhow::Result<ProtocolFactory> {
         ..protocol_dubbo::DubboOptions::default()
     })
     .with_tls(&tls)?;
-    factories.insert("dubbo", Arc::new(dubbo));
-    factories.insert(
+    Ok(Protocols::new().with("dubbo", Arc::new(dubbo)).with(
         "tri",
         super::invoke_triple::factory(&a.triple, &a.service, &a.limits, &tls)?,
-    );
-    Ok(ProtocolFactory { factories })
-}
-
-impl ProtocolFactory {
-    /// The protocol names served.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.factories.keys().copied().collect()
-    }
-}
-
-impl InvokerFactory for ProtocolFactory {
-    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        let p = provider.protocol().unwrap_or("");
-        match self.factories.get(p) {
-            Some(f) => f.refer(provider),
-            None => Err(RpcError::new(
-                RpcErrorCode::Unknown,
-                format!(
-                    "unsupported protocol {p:?} of provider {} (supported: {})",
-                    provider.to_masked_identity_string(),
-                    self.names().join(", ")
-                ),
-            )),
-        }
-    }
+    ))
 }
 
 impl Args {

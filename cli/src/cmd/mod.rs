@@ -1,13 +1,7 @@
 //! One module per subcommand.
 
 pub mod apps;
-pub mod bench;
-pub mod bench_app;
-pub mod bench_dubbo;
-pub mod bench_measure;
-pub mod bench_triple;
 pub mod config;
-pub mod conformance;
 pub mod demo;
 pub mod invoke;
 pub mod invoke_triple;

@@ -12,15 +12,43 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
-use invoker::directory::bench_support::NoopFactory;
 use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory, RuleWatcher};
-use invoker::rpc::Invocation;
+use invoker::rpc::{
+    Invocation, Invoker, InvokerFactory, RpcError, RpcErrorCode, RpcResult, SharedInvoker,
+};
 use registry_core::Url;
 use serde_json::json;
 
 use super::list::Filter;
 use crate::safe_text::escape;
 use crate::{config_factory, registry_factory};
+
+/// Refers providers only to route over them: their invokers never call (the view lists who
+/// would be called, it calls no one).
+#[derive(Debug)]
+struct ViewOnly;
+
+#[derive(Debug)]
+struct NoCall(Url);
+
+#[async_trait::async_trait]
+impl Invoker for NoCall {
+    fn url(&self) -> &Url {
+        &self.0
+    }
+    async fn invoke(&self, _invocation: &Invocation) -> RpcResult {
+        Err(RpcError::new(
+            RpcErrorCode::Unknown,
+            "the routing view calls no provider",
+        ))
+    }
+}
+
+impl InvokerFactory for ViewOnly {
+    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
+        Ok(Arc::new(NoCall(provider.clone())))
+    }
+}
 
 /// Routing options of `list` and `watch`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -86,10 +114,9 @@ async fn open(filter: &Filter, opts: &RouteOpts) -> anyhow::Result<Routed> {
         ready_timeout: filter.timeout(),
         ..DirectoryOptions::default()
     };
-    let dir =
-        RegistryDirectory::subscribe(registry.clone(), consumer, Arc::new(NoopFactory), options)
-            .await
-            .map_err(|e| anyhow!("subscribe failed: {e}"))?;
+    let dir = RegistryDirectory::subscribe(registry.clone(), consumer, Arc::new(ViewOnly), options)
+        .await
+        .map_err(|e| anyhow!("subscribe failed: {e}"))?;
     let cc = config_factory::for_registry(
         &filter.registry,
         opts.config_center.as_deref(),

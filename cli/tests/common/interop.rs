@@ -1,13 +1,10 @@
 //! Shared pieces of the interop tests against the real Dubbo 3.3 Java and dubbo-go peers
 //! (`tests::peers`): the table of calls whose values must round-trip, the Java consumer's
-//! answers to the same calls, and an `InvokerFactory` for both protocols.
+//! answers to the same calls (both protocols are referred through the front door's
+//! `dubbo_consumer::Protocols`).
 
 use std::time::Duration;
 
-use invoker::rpc::{InvokerFactory, RpcError, SharedInvoker};
-use protocol_dubbo::DubboInvokerFactory;
-use protocol_triple::{PayloadMode, TripleInvokerFactory};
-use registry_core::Url;
 use serde_json::{json, Value};
 
 /// The demo interface both peers export.
@@ -219,31 +216,4 @@ pub async fn ours(target: &str, service: &str, c: &Case, extra: &[&str]) -> supe
     v.extend(extra);
     v.push("--json");
     super::invoke(&v).await
-}
-
-/// Refers `dubbo://` providers through protocol-dubbo and `tri://` ones through protocol-triple
-/// (wrapper mode), as a consumer of a plain Java interface does.
-#[derive(Debug, Default)]
-pub struct BothProtocols {
-    dubbo: DubboInvokerFactory,
-    tri: TripleInvokerFactory,
-}
-
-impl BothProtocols {
-    /// Both factories with default options.
-    pub fn new() -> Self {
-        BothProtocols {
-            dubbo: DubboInvokerFactory::new(),
-            tri: TripleInvokerFactory::new(PayloadMode::Wrapper),
-        }
-    }
-}
-
-impl InvokerFactory for BothProtocols {
-    fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
-        match provider.protocol() {
-            Some("tri") => self.tri.refer(provider),
-            _ => self.dubbo.refer(provider),
-        }
-    }
 }

@@ -1,12 +1,11 @@
 //! Helpers shared by the `dubbo-registry invoke` tests: running the binary and reading its
-//! exit code and output, and the peers those tests call (the Dubbo2 peers of protocol-dubbo's
-//! tests, the Triple peers of protocol-triple's).
+//! exit code and output, and the peers those tests call (`tests::dubbo2_peers`, `tests::triple_peers`).
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // not every test uses every helper
 
 /// The Java Dubbo2 and Node (sofa-rpc-node) peers and the Dubbo2 URL builders.
-#[path = "../../../protocol-dubbo/tests/common/mod.rs"]
-pub mod dubbo;
+#[allow(unused_imports)]
+pub use tests::dubbo2_peers as dubbo;
 
 /// The value table and helpers of the interop tests with the real Java and Go Dubbo peers.
 pub mod interop;
@@ -15,8 +14,7 @@ pub mod interop;
 pub mod app;
 
 /// The grpcio and Node Triple peers and the test `.proto` files.
-#[path = "../../../protocol-triple/tests/common/mod.rs"]
-pub mod triple;
+pub use tests::triple_peers as triple;
 
 use serde_json::Value;
 

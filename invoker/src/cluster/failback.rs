@@ -17,6 +17,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
+use registry_core::backoff::Backoff;
+
 use super::core::ClusterCore;
 use crate::invoker_set::InvokerSet;
 use crate::loadbalance::LoadBalance;
@@ -52,25 +54,23 @@ impl Default for FailbackOptions {
 }
 
 impl FailbackOptions {
+    /// The schedule: `first_delay` times `multiplier` per attempt up to `max_delay`, plus up
+    /// to `jitter` of each delay.
+    pub fn backoff(&self) -> Backoff {
+        let jitter = self.jitter.clamp(0.0, 1.0);
+        Backoff::exponential(self.first_delay, self.max_delay)
+            .with_multiplier(self.multiplier)
+            .with_jitter(1.0, 1.0 + jitter)
+    }
+
     /// The delay before background attempt `attempt` (1-based), without jitter.
     pub fn base_delay(&self, attempt: u32) -> Duration {
-        let factor = self
-            .multiplier
-            .max(1)
-            .saturating_pow(attempt.saturating_sub(1));
-        self.first_delay
-            .saturating_mul(factor)
-            .min(self.max_delay.max(self.first_delay))
+        self.backoff().nominal(attempt.saturating_sub(1))
     }
 
     /// The delay before background attempt `attempt`, with jitter.
     pub fn delay(&self, attempt: u32) -> Duration {
-        let base = self.base_delay(attempt);
-        let jitter = self.jitter.clamp(0.0, 1.0);
-        if jitter == 0.0 {
-            return base;
-        }
-        base + base.mul_f64(jitter * fastrand::f64())
+        self.backoff().delay(attempt.saturating_sub(1))
     }
 }
 

@@ -12,12 +12,12 @@ use crate::loadbalance::LoadBalance;
 use crate::rpc::{Invocation, RpcError, RpcResult, SharedInvoker};
 
 /// The default `retries`.
-pub const DEFAULT_RETRIES: i64 = 2;
+pub(crate) const DEFAULT_RETRIES: i64 = 2;
 
 /// How many attempts one call gets: the consumer URL's method-level `retries` (default 2)
 /// plus one; an integer attachment `retries` on the invocation overrides the URL for this
 /// call; values <= 0 give one attempt.
-pub fn invoke_times(consumer_url: &Url, invocation: &Invocation) -> usize {
+pub(crate) fn invoke_times(consumer_url: &Url, invocation: &Invocation) -> usize {
     let method = invocation.real_method();
     let mut retries = consumer_url.method_param_i64(method, "retries", DEFAULT_RETRIES);
     if let Some(r) = invocation

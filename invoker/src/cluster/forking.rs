@@ -17,13 +17,13 @@ use crate::loadbalance::LoadBalance;
 use crate::rpc::{Invocation, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
 
 /// The default `forks`.
-pub const DEFAULT_FORKS: i64 = 2;
+pub(crate) const DEFAULT_FORKS: i64 = 2;
 /// The default `timeout` (ms) for the whole forking call.
-pub const DEFAULT_TIMEOUT_MS: i64 = 1000;
+pub(crate) const DEFAULT_TIMEOUT_MS: i64 = 1000;
 
 /// The invokers a forking call goes to: all of them when `forks` (consumer URL, default 2)
 /// is <= 0 or >= the list size, else `forks` distinct ones picked by `select`.
-pub fn fork_targets(
+pub(crate) fn fork_targets(
     core: &ClusterCore,
     consumer_url: &Url,
     invocation: &Invocation,

@@ -19,7 +19,7 @@
 //!
 //! A reference whose `group` is `*` or a list of several names is always joined with
 //! `mergeable` at the top (whatever `cluster` says); each group inside keeps the consumer's
-//! own strategy ([`crate::directory::ClusterGroupJoiner`]).
+//! own strategy ([`ClusterGroupJoiner`]).
 //!
 //! Runtime: calls run on the caller's Tokio runtime. `forking` (its `timeout`) and `failback`
 //! (its background retries, spawned on the current runtime) need the time driver enabled
@@ -28,13 +28,14 @@
 pub mod broadcast;
 pub mod core;
 pub mod failback;
-pub mod failfast;
-pub mod failover;
-pub mod failsafe;
-pub mod forking;
+pub(crate) mod failfast;
+pub(crate) mod failover;
+pub(crate) mod failsafe;
+pub(crate) mod forking;
 pub mod mergeable;
 
 mod available;
+mod group_join;
 
 use std::sync::Arc;
 
@@ -45,6 +46,7 @@ use tracing::warn;
 pub use self::core::ClusterCore;
 use self::failback::Failback;
 pub use self::failback::FailbackOptions;
+pub use self::group_join::ClusterGroupJoiner;
 use crate::directory::Directory;
 use crate::filter::{apply_layers, InvokerLayer};
 use crate::loadbalance::LoadBalance;

@@ -104,7 +104,7 @@ impl AddressMatch {
             return false;
         };
         if let Some(c) = &self.cird {
-            return input == c || match_ip_expression(c, input);
+            return input == c || registry_core::ip::matches_address(c, input);
         }
         if let Some(w) = &self.wildcard {
             if w == ANYHOST || w == "*" {
@@ -276,70 +276,6 @@ pub(crate) fn scalar(y: &Yaml) -> Option<String> {
     }
 }
 
-/// `NetUtils#matchIpExpression(pattern, address)` for the forms Dubbo documents: a CIDR
-/// (`a.b.c.d/n`), `*`, and dotted patterns with `*` segments or `a-b` ranges. `address`
-/// may carry a `:port`; a pattern with a port requires the same port.
-fn match_ip_expression(pattern: &str, address: &str) -> bool {
-    let (host, port) = split_host_port(address);
-    if let Some((net, bits)) = pattern.split_once('/') {
-        let (Some(n), Some(h), Ok(bits)) = (ipv4(net), ipv4(host), bits.parse::<u32>()) else {
-            return false;
-        };
-        if bits > 32 {
-            return false;
-        }
-        let mask = if bits == 0 {
-            0
-        } else {
-            u32::MAX << (32 - bits)
-        };
-        return n & mask == h & mask;
-    }
-    let (pat_host, pat_port) = split_host_port(pattern);
-    if let Some(pp) = pat_port {
-        if port != Some(pp) {
-            return false;
-        }
-    }
-    if pat_host == "*" || pat_host == "*.*.*.*" {
-        return true;
-    }
-    if pat_host == ANYHOST {
-        return pat_port.is_some();
-    }
-    let (ps, hs): (Vec<&str>, Vec<&str>) =
-        (pat_host.split('.').collect(), host.split('.').collect());
-    if ps.len() != 4 || hs.len() != 4 {
-        return pat_host == host;
-    }
-    ps.iter().zip(&hs).all(|(p, h)| {
-        if *p == "*" || p == h {
-            return true;
-        }
-        let Ok(hv) = h.parse::<u32>() else {
-            return false;
-        };
-        match p.split_once('-') {
-            Some((a, b)) => match (a.parse::<u32>(), b.parse::<u32>()) {
-                (Ok(a), Ok(b)) => a <= hv && hv <= b,
-                _ => false,
-            },
-            None => false,
-        }
-    })
-}
-
-fn split_host_port(s: &str) -> (&str, Option<&str>) {
-    match s.rsplit_once(':') {
-        Some((h, p)) if !h.contains(':') => (h, Some(p)),
-        _ => (s, None),
-    }
-}
-
-fn ipv4(s: &str) -> Option<u32> {
-    s.parse::<std::net::Ipv4Addr>().ok().map(u32::from)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,11 +317,11 @@ mod tests {
         assert!(cidr.is_match(Some("10.2.3.4:20880")));
         assert!(!cidr.is_match(Some("11.2.3.4")));
         assert!(!cidr.is_match(None));
-        assert!(match_ip_expression("10.0.0.1-5", "10.0.0.3"));
-        assert!(!match_ip_expression("10.0.0.1-5", "10.0.0.6"));
-        assert!(match_ip_expression("10.0.*.1:80", "10.0.9.1:80"));
-        assert!(!match_ip_expression("10.0.*.1:80", "10.0.9.1:81"));
-        assert!(!match_ip_expression("0.0.0.0", "10.0.9.1"));
-        assert!(match_ip_expression("0.0.0.0:80", "10.0.9.1:80"));
+        let v6 = AddressMatch {
+            cird: Some("fd00::/8".into()),
+            ..AddressMatch::default()
+        };
+        assert!(v6.is_match(Some("[fd00::1]:20880")));
+        assert!(!v6.is_match(Some("[fe80::1]:20880")));
     }
 }

@@ -24,7 +24,7 @@
 //! Refusals (the caller keeps its previous rules): not YAML / not a map, no `configs`, an item
 //! without parameters, an empty service, a null parameter value; a rule over a limit of the
 //! rule reader ([`registry_core::rule_yaml`]), an invalid or oversized `regex`
-//! ([`crate::router::rule_regex`]), or one that would expand to more than
+//! (the router's bounded rule regex), or one that would expand to more than
 //! [`MAX_CONFIGURATOR_URLS`] URLs or [`MAX_CONFIGURATOR_BYTES`] bytes of URL text (addresses ×
 //! applications or services, each URL repeating the parameters: a small rule can name
 //! millions).

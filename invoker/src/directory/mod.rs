@@ -19,7 +19,7 @@
 //!   ..."), unless empty protection is on; a notification with no URL changes nothing; a list
 //!   with no valid provider keeps the current invokers;
 //! - multi-group consumers (`group=*` or a list) get one joined invoker per group
-//!   ([`GroupJoiner`], default [`ClusterGroupJoiner`]: a cluster per group);
+//!   ([`GroupJoiner`], default [`crate::cluster::ClusterGroupJoiner`]: a cluster per group);
 //! - the snapshot holds the invokers per method ([`MethodCacheMode`]: 3.x shared list, or
 //!   Dubbo 2.6's `methodInvokerMap`), after routers ([`crate::router`]); `mock://` providers
 //!   are kept apart for invocations with `invocation.need.mock=true`.
@@ -42,25 +42,20 @@ use registry_core::Url;
 use crate::invoker_set::InvokerSet;
 use crate::rpc::{Invocation, RpcError};
 
-pub mod bench_support;
-pub mod condition_match;
+pub(crate) mod condition_match;
 pub mod config_parser;
 pub mod configurator;
-mod group_join;
 mod health;
 pub mod merge;
 mod options;
 mod registry_directory;
 mod routing;
-pub mod rules;
+pub(crate) mod rules;
 mod snapshot;
 mod table;
 #[cfg(test)]
-pub(crate) mod test_support;
-#[cfg(test)]
 mod tests;
 
-pub use group_join::ClusterGroupJoiner;
 pub use health::{DirectoryHealth, DirectoryPhase};
 pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
 pub use registry_directory::{ConfiguratorScope, RegistryDirectory, SUBSCRIBE_CATEGORIES};

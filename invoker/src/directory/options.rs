@@ -49,7 +49,7 @@ pub enum MethodCacheMode {
 }
 
 /// Joins the invokers of one group into one invoker (a cluster over a static directory),
-/// for multi-group consumers (§7.2 step 5).
+/// for multi-group consumers (`RegistryDirectory#toMergeInvokerList`).
 pub trait GroupJoiner: Send + Sync + fmt::Debug {
     /// One invoker for `group` serving `invokers`.
     fn join(&self, group: &str, invokers: Vec<SharedInvoker>) -> SharedInvoker;
@@ -80,7 +80,7 @@ pub struct DirectoryOptions {
     /// interpreted.
     pub router_factory: Option<Arc<dyn RouterFactory>>,
     /// Joins per-group invokers for multi-group consumers; `None` uses
-    /// [`super::ClusterGroupJoiner`] (one cluster invoker per group).
+    /// [`crate::cluster::ClusterGroupJoiner`] (one cluster invoker per group).
     pub group_joiner: Option<Arc<dyn GroupJoiner>>,
     /// Wrap every referred provider invoker with the call counters (`RpcStatus`) and, when
     /// its URL has `actives`, the ActiveLimit filter (default true). Without counters the

@@ -24,7 +24,6 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::configurator::{configure_all, to_configurators, AffectFilter, Configurator};
-use super::group_join::ClusterGroupJoiner;
 use super::health::{DirectoryHealth, DirectoryPhase};
 use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
@@ -137,10 +136,9 @@ impl RegistryDirectory {
         let (ready, _) = watch::channel(false);
         let (changes, _) = watch::channel(0u64);
         let (provider_apps, _) = watch::channel(Vec::new());
-        let joiner = options
-            .group_joiner
-            .clone()
-            .unwrap_or_else(|| Arc::new(ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>);
+        let joiner = options.group_joiner.clone().unwrap_or_else(|| {
+            Arc::new(crate::cluster::ClusterGroupJoiner::default()) as Arc<dyn GroupJoiner>
+        });
         let health = watch::Sender::new(DirectoryHealth::waiting(
             consumer.service_key().unwrap_or_default(),
         ));
@@ -328,9 +326,7 @@ impl RegistryDirectory {
             if let Some(snap) =
                 current.with_routing(Arc::new(routing.with_chain(Arc::new(chain), &current.all)))
             {
-                self.snapshot.store(Arc::new(snap));
-                self.changed();
-                crate::metrics::snapshot_published();
+                self.store_snapshot(snap);
                 return;
             }
         }
@@ -389,14 +385,20 @@ impl RegistryDirectory {
         self.state.lock().table.len()
     }
 
+    /// True once [`RegistryDirectory::destroy`] ran (or the directory was dropped).
+    pub fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+
     /// Number of invokers of the current snapshot, before routing (Dubbo's
     /// `getAllInvokers().size()`); 0 while waiting, forbidden or destroyed. No lock.
     pub fn invoker_count(&self) -> usize {
         self.snapshot.load().all.len()
     }
 
-    /// A receiver that sees a new value after every published snapshot (a providers list,
-    /// a rule change, `empty://`, destruction).
+    /// A change notification for the snapshot [`Directory::list`] reads: the receiver sees a
+    /// new value (a count) after every published snapshot (a providers list, a rule or
+    /// configurator change, `empty://`) and after [`RegistryDirectory::destroy`].
     pub fn watch_changes(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
     }
@@ -737,14 +739,18 @@ impl RegistryDirectory {
             rules: self.chain_inputs(st),
         };
         let snap = build(st.table.entries(), st.table.has_shared(), &ctx);
-        self.snapshot.store(Arc::new(snap));
-        self.changed();
-        crate::metrics::snapshot_published();
+        self.store_snapshot(snap);
         tracing::debug!(
             service = self.consumer.service_interface().unwrap_or(""),
             providers = st.table.len(),
             "directory snapshot published"
         );
+    }
+
+    fn store_snapshot(&self, snap: Snapshot) {
+        self.snapshot.store(Arc::new(snap));
+        crate::metrics::snapshot_published();
+        self.changed();
     }
 
     fn update_provider_apps(&self, st: &State) {

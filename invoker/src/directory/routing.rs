@@ -21,11 +21,11 @@ use registry_core::Url;
 use rustc_hash::FxHashMap;
 
 use crate::invoker_set::InvokerSet;
+use crate::keys::{FORCE_TAG_KEY, TAG_KEY};
 use crate::router::chain::Chain;
 use crate::router::compiled::CompiledChain;
 use crate::router::fields::TargetFields;
 use crate::router::sample::RouteCall;
-use crate::router::tag::{FORCE_TAG_KEY, TAG_KEY};
 use crate::router::target::Target;
 use crate::rpc::Invocation;
 
@@ -291,7 +291,7 @@ impl Routing {
     /// The routing of a list that needs none (no rule, no static tag; `chain` is trivial):
     /// no targets are built. A rule change must rebuild the snapshot
     /// ([`Routing::has_targets`]).
-    pub fn without_targets(chain: Arc<Chain>, consumer: Url) -> Routing {
+    pub(super) fn without_targets(chain: Arc<Chain>, consumer: Url) -> Routing {
         let base = Arc::new(InvokerSet::default());
         let mut r = Routing::new(
             chain,
@@ -305,13 +305,13 @@ impl Routing {
     }
 
     /// False when built without targets (the list cannot be re-routed with a new chain).
-    pub fn has_targets(&self) -> bool {
+    pub(super) fn has_targets(&self) -> bool {
         self.has_targets
     }
 
     /// Routing over `targets` (aligned with the base set `base`, read through `fields`)
     /// with `chain`.
-    pub fn new(
+    pub(super) fn new(
         chain: Arc<Chain>,
         targets: Arc<[Target]>,
         fields: Arc<TargetFields>,
@@ -350,7 +350,7 @@ impl Routing {
     }
 
     /// The same targets with another chain (a rule change: the providers did not change).
-    pub fn with_chain(&self, chain: Arc<Chain>, base: &Arc<InvokerSet>) -> Routing {
+    pub(super) fn with_chain(&self, chain: Arc<Chain>, base: &Arc<InvokerSet>) -> Routing {
         Routing::new(
             chain,
             self.targets.clone(),
@@ -361,12 +361,12 @@ impl Routing {
     }
 
     /// The targets.
-    pub fn targets(&self) -> &Arc<[Target]> {
+    pub(super) fn targets(&self) -> &Arc<[Target]> {
         &self.targets
     }
 
     /// What the routers read of the targets.
-    pub fn fields(&self) -> &TargetFields {
+    pub(super) fn fields(&self) -> &TargetFields {
         &self.fields
     }
 
@@ -391,7 +391,7 @@ impl Routing {
     }
 
     /// The providers this call may go to, out of `base`.
-    pub fn select(&self, base: &Arc<InvokerSet>, inv: &Invocation) -> Arc<InvokerSet> {
+    pub(super) fn select(&self, base: &Arc<InvokerSet>, inv: &Invocation) -> Arc<InvokerSet> {
         let chain = self.chain.chain();
         if chain.is_trivial() {
             // No rule and no static tag: only a forced request tag changes the answer.

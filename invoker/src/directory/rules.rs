@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use registry_core::backoff::Backoff;
 use registry_core::{ConfigWatch, SharedConfigCenter, Url};
 use tokio::sync::oneshot;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -37,7 +38,7 @@ use crate::router::{RuleKey, CONDITION_SUFFIX, RULE_GROUP, TAG_SUFFIX};
 
 /// What a config-centre key feeds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RuleTarget {
+pub(crate) enum RuleTarget {
     /// A routing rule.
     Router(RuleKey),
     /// An override rule.
@@ -47,7 +48,7 @@ pub enum RuleTarget {
 /// The keys (group `dubbo`) a consumer follows, before provider applications are known:
 /// its application's condition rule and configurators (when it has an application) and its
 /// service's condition rule and configurators.
-pub fn consumer_rule_keys(consumer: &Url) -> Vec<(String, RuleTarget)> {
+pub(crate) fn consumer_rule_keys(consumer: &Url) -> Vec<(String, RuleTarget)> {
     let mut keys = Vec::with_capacity(4);
     let app = consumer.param("application").filter(|a| !a.is_empty());
     if let Some(app) = app {
@@ -70,7 +71,10 @@ pub fn consumer_rule_keys(consumer: &Url) -> Vec<(String, RuleTarget)> {
 
 /// The keys of a provider application: its tag rule, and its condition rule unless it is the
 /// consumer's own application (then the consumer's key already covers it).
-pub fn provider_app_rule_keys(app: &str, consumer_app: Option<&str>) -> Vec<(String, RuleTarget)> {
+pub(crate) fn provider_app_rule_keys(
+    app: &str,
+    consumer_app: Option<&str>,
+) -> Vec<(String, RuleTarget)> {
     let mut keys = vec![(
         format!("{app}{TAG_SUFFIX}"),
         RuleTarget::Router(RuleKey::AppTag(app.to_owned())),
@@ -243,7 +247,8 @@ struct KeyTask {
 
 impl KeyTask {
     async fn watch(&self) -> Option<ConfigWatch> {
-        let mut backoff = Duration::from_millis(200);
+        let mut backoff =
+            Backoff::exponential(Duration::from_millis(200), Duration::from_secs(5)).attempts();
         let mut warned = false;
         loop {
             match self.cc.watch(&self.key, RULE_GROUP).await {
@@ -258,9 +263,8 @@ impl KeyTask {
             tokio::select! {
                 _ = self.stop.cancelled() => return None,
                 _ = self.dir_stop.cancelled() => return None,
-                _ = tokio::time::sleep(backoff) => {}
+                _ = tokio::time::sleep(backoff.next_delay()) => {}
             }
-            backoff = (backoff * 2).min(Duration::from_secs(5));
         }
     }
 

@@ -46,7 +46,11 @@ pub(crate) struct MethodMap {
 impl MethodMap {
     /// The 2.6 `doList` lookup order: `method.arg` (first argument a string), `method`, `*`,
     /// any entry, else empty.
-    pub fn lookup(&self, invocation: &Invocation, empty: &Arc<InvokerSet>) -> Arc<InvokerSet> {
+    pub(super) fn lookup(
+        &self,
+        invocation: &Invocation,
+        empty: &Arc<InvokerSet>,
+    ) -> Arc<InvokerSet> {
         let method = invocation.real_method();
         if !self.routed.is_empty() {
             if let Some(Value::String(arg)) = invocation.real_arguments().first() {
@@ -83,7 +87,7 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     /// A snapshot with no invokers.
-    pub fn empty(phase: Phase) -> Snapshot {
+    pub(super) fn empty(phase: Phase) -> Snapshot {
         let empty = Arc::new(InvokerSet::default());
         Snapshot {
             phase,
@@ -96,7 +100,7 @@ impl Snapshot {
     }
 
     /// The set for an invocation (mock attachment already handled by the caller).
-    pub fn select(&self, invocation: &Invocation) -> Arc<InvokerSet> {
+    pub(super) fn select(&self, invocation: &Invocation) -> Arc<InvokerSet> {
         match (&self.methods, &self.routing) {
             (Some(m), _) => m.lookup(invocation, &self.empty),
             (None, Some(r)) => r.select(&self.all, invocation),
@@ -106,7 +110,7 @@ impl Snapshot {
 
     /// The same providers with another routing (a rule change). `None` for a snapshot
     /// without per-call routing (2.6 per-method cache, multi-group, not ready).
-    pub fn with_routing(&self, routing: Arc<Routing>) -> Option<Snapshot> {
+    pub(super) fn with_routing(&self, routing: Arc<Routing>) -> Option<Snapshot> {
         if self.methods.is_some() || self.routing.is_none() {
             return None;
         }
@@ -161,7 +165,7 @@ pub(crate) fn target_of(e: &Entry, inv: &SharedInvoker, mode: ChainMode) -> Targ
         },
         raw: e.raw.clone(),
         tag: url
-            .param(crate::router::tag::TAG_KEY)
+            .param(crate::keys::TAG_KEY)
             .filter(|t| !t.is_empty())
             .map(Box::from),
     }

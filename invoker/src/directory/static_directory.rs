@@ -13,10 +13,8 @@ use registry_core::Url;
 
 use super::Directory;
 use crate::invoker_set::InvokerSet;
+use crate::router::mock::wants_mock;
 use crate::rpc::{Invocation, RpcError, RpcErrorCode, SharedInvoker};
-
-/// The attachment that asks a directory for the `mock://` providers only.
-pub const NEED_MOCK_ATTACHMENT: &str = "invocation.need.mock";
 
 /// True when an invoker serves a `mock://` provider URL.
 pub fn is_mock_invoker(invoker: &SharedInvoker) -> bool {
@@ -90,7 +88,7 @@ impl Directory for StaticDirectory {
                 ),
             ));
         }
-        if invocation.attachment(NEED_MOCK_ATTACHMENT) == Some("true") {
+        if wants_mock(invocation) {
             Ok(self.mock_invokers.clone())
         } else {
             Ok(self.invokers.clone())

@@ -70,7 +70,7 @@ pub(crate) fn host_hash(host: &str) -> u64 {
 fn is_tagged(inv: Option<&SharedInvoker>) -> bool {
     inv.is_some_and(|i| {
         i.url()
-            .param(crate::router::tag::TAG_KEY)
+            .param(crate::keys::TAG_KEY)
             .is_some_and(|t| !t.is_empty())
     })
 }
@@ -117,29 +117,29 @@ pub(crate) struct ProviderTable {
 
 impl ProviderTable {
     /// The last refer failure since the previous call.
-    pub fn take_refer_error(&mut self) -> Option<String> {
+    pub(crate) fn take_refer_error(&mut self) -> Option<String> {
         self.refer_error.take()
     }
 
     /// Entries in list order.
-    pub fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
+    pub(super) fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
         self.order
             .iter()
             .filter_map(|&i| self.slots.get(i as usize).and_then(Option::as_ref))
     }
 
     /// Number of provider URLs held.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.live
     }
 
     /// True when some entries share one invoker (the snapshot must de-duplicate).
-    pub fn has_shared(&self) -> bool {
+    pub(super) fn has_shared(&self) -> bool {
         self.shared > 0
     }
 
     /// Number of entries with an invoker.
-    pub fn valid(&self) -> usize {
+    pub(super) fn valid(&self) -> usize {
         self.entries().filter(|e| e.invoker.is_some()).count()
     }
 
@@ -233,7 +233,7 @@ impl ProviderTable {
 
     /// Applies a complete providers list (no `empty://` marker handling here: those URLs are
     /// skipped). An all-invalid list keeps the old entries.
-    pub fn apply(&mut self, urls: &[Url], ctx: &Ctx<'_>) -> Applied {
+    pub(super) fn apply(&mut self, urls: &[Url], ctx: &Ctx<'_>) -> Applied {
         self.epoch += 1;
         let ep = self.epoch;
         // Reuse the previous order buffer (no allocation per apply in steady state).
@@ -380,7 +380,7 @@ impl ProviderTable {
     /// the new list may touch, so the others keep their merged URL unchanged). Entries whose
     /// merged URL is unchanged keep their invoker. When the result would have no valid
     /// provider while there was one, nothing changes (§7.2 step 4).
-    pub fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Entry) -> bool) -> Applied {
+    pub(super) fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Entry) -> bool) -> Applied {
         let valid_before = self.valid();
         let mut plan: Vec<(u32, Url, Option<SharedInvoker>)> = Vec::new();
         let mut valid_after = valid_before;
@@ -446,7 +446,7 @@ impl ProviderTable {
     }
 
     /// Removes everything (forbidden); returns the invokers to destroy.
-    pub fn clear(&mut self) -> Vec<SharedInvoker> {
+    pub(super) fn clear(&mut self) -> Vec<SharedInvoker> {
         let retired = self.referred.drain().map(|(_, r)| r.invoker).collect();
         *self = ProviderTable {
             epoch: self.epoch,
@@ -460,7 +460,7 @@ impl ProviderTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::directory::test_support::RecordingFactory;
+    use crate::testutil::RecordingFactory;
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()

@@ -1,17 +1,17 @@
 //! Rule tests of the registry directory.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use registry_core::Url;
 use serde_json::Value;
 
-use super::test_support::RecordingFactory;
 use super::*;
-use crate::router::mock::NEED_MOCK;
+use crate::keys::NEED_MOCK;
 use crate::router::Router;
 use crate::rpc::{Invoker, RpcErrorCode, SharedInvoker};
+use crate::testutil::providers as bench_support;
+use crate::testutil::RecordingFactory;
 
 const S: &str = "com.foo.DemoService";
 
@@ -106,8 +106,8 @@ fn reuses_unchanged_and_retires_removed_after_swap() {
     assert_eq!(hosts(&d, &call()), ["1.1.1.1:1"]);
     // The set held by an in-flight call still has both invokers.
     assert_eq!(held.len(), 2);
-    let removed = f.made.lock()[1].clone();
-    assert!(removed.destroyed.load(Ordering::Acquire));
+    let removed = f.made()[1].clone();
+    assert!(removed.is_destroyed());
 }
 
 #[test]
@@ -551,7 +551,7 @@ async fn multi_group_default_joiner_is_a_cluster_per_group() {
         assert_eq!(joined.url().group(), Some(*group));
         let r = joined.invoke(&call()).await.unwrap();
         let addr = r.value.as_str().unwrap().to_owned();
-        let made = f.made.lock();
+        let made = f.made();
         let target = made
             .iter()
             .find(|m| m.url().address().as_deref() == Some(addr.as_str()))
@@ -613,7 +613,7 @@ mod property {
                 prop_assert_eq!(strip(got), strip(want));
                 let listed = d.list(&call()).unwrap();
                 prop_assert!(listed.invokers().iter().all(|i| i.is_available()), "a listed invoker was destroyed");
-                let live = f.made.lock().iter().filter(|i| !i.destroyed.load(Ordering::Acquire)).count();
+                let live = f.made().iter().filter(|i| !i.is_destroyed()).count();
                 prop_assert_eq!(live, listed.len(), "live invokers == listed invokers");
             }
         }

@@ -26,12 +26,11 @@ use registry_core::Url;
 use tokio::time::Instant;
 
 use super::InvokerLayer;
+use crate::keys::TIMEOUT_ATTACHMENT_KEY;
 use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
 
 /// The attachment naming the consumer's application.
 pub const REMOTE_APPLICATION_KEY: &str = "remote.application";
-/// The attachment carrying the remaining time (ms) of a propagated deadline.
-pub const TIMEOUT_ATTACHMENT_KEY: &str = "_TO";
 
 tokio::task_local! {
     static CURRENT: Arc<CallContext>;

@@ -24,7 +24,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 
 use super::{Clock, Rand};
-use crate::status::RpcStatus;
+use crate::status::{RpcStatus, StatusObserver};
 
 /// What a leaf's key is.
 #[derive(Debug, Clone)]
@@ -203,6 +203,12 @@ pub(crate) struct MinIndex {
     stale: AtomicBool,
 }
 
+impl StatusObserver for MinIndex {
+    fn update(&self, leaf: usize) {
+        self.update_leaf(leaf);
+    }
+}
+
 impl MinIndex {
     /// Builds the index and subscribes it to every counter.
     pub(crate) fn build(
@@ -244,7 +250,7 @@ impl MinIndex {
     }
 
     /// A counter of leaf `leaf` changed.
-    pub(crate) fn update(&self, leaf: usize) {
+    fn update_leaf(&self, leaf: usize) {
         let Some(status) = self.statuses.get(leaf) else {
             return;
         };

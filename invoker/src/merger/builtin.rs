@@ -19,23 +19,23 @@ use crate::rpc::RpcError;
 
 /// Concatenates lists (`ListMerger`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ListMerger;
+pub(crate) struct ListMerger;
 
 /// Unions sets (`SetMerger`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SetMerger;
+pub(crate) struct SetMerger;
 
 /// `putAll`s maps (`MapMerger`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MapMerger;
+pub(crate) struct MapMerger;
 
 /// Concatenates object arrays of one element type (`ArrayMerger`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ArrayMerger;
+pub(crate) struct ArrayMerger;
 
 /// Concatenates primitive arrays (`BooleanArrayMerger`, `IntArrayMerger`, ...).
 #[derive(Debug, Clone, Copy)]
-pub struct PrimitiveArrayMerger {
+pub(crate) struct PrimitiveArrayMerger {
     /// The Java element type, e.g. `int`.
     pub element: &'static str,
 }

@@ -142,7 +142,7 @@ pub(crate) fn builtins() -> Vec<(&'static str, &'static str, Arc<dyn MethodMerge
 
 /// Applies a method merger Java's way: `values[0]` is the receiver; chained or side-effect
 /// calls with each later value.
-pub fn apply(m: &dyn MethodMerger, values: Vec<Value>) -> Result<Value, RpcError> {
+pub(crate) fn apply(m: &dyn MethodMerger, values: Vec<Value>) -> Result<Value, RpcError> {
     let mut it = values.into_iter();
     let Some(mut result) = it.next() else {
         return Ok(Value::Null);

@@ -2,15 +2,15 @@
 //! [`crate::cluster::mergeable`] uses to combine the answers of every group when a method has
 //! a `merger`.
 //!
-//! - [`Merger`]: Dubbo's `Merger` SPI over JSON values. The built-ins ([`builtin`]) are
+//! - [`Merger`]: Dubbo's `Merger` SPI over JSON values. The built-ins (`builtin.rs`) are
 //!   registered under Dubbo's extension names `list`, `set`, `map`, `boolean`, `byte`, `char`,
-//!   `short`, `int`, `long`, `float`, `double`; [`ArrayMerger`](builtin::ArrayMerger) is the
+//!   `short`, `int`, `long`, `float`, `double`; `ArrayMerger` is the
 //!   fallback for any other array type, as in `MergerFactory`.
 //! - [`MergerRegistry::merger_for_type`]: `MergerFactory.getMerger(returnType)`: the merger
 //!   whose type argument is exactly the declared return type (extension names in sorted order,
 //!   the first registered for a type wins), else `ArrayMerger` for arrays, else none. So
 //!   `java.util.List` has a merger and `java.util.ArrayList` has none.
-//! - [`MethodMerger`] ([`method`]): `merger=.name` calls `returnType.name(returnType)` on the
+//! - [`MethodMerger`]: `merger=.name` calls `returnType.name(returnType)` on the
 //!   first result with each other result. Built-in: the methods the JSON value model can
 //!   express (`Map.putAll`, `Collection.addAll/removeAll/retainAll/containsAll`,
 //!   `String.concat`, and `String` predicates without side effects). User classes register
@@ -19,8 +19,8 @@
 //! Java class names are compared after [`java_class`]: generics dropped, `java.lang`/`java.util`
 //! simple names completed (`List<String>` is `java.util.List`).
 
-pub mod builtin;
-pub mod method;
+pub(crate) mod builtin;
+pub(crate) mod method;
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};

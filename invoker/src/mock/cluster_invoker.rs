@@ -10,8 +10,9 @@ use super::is_config_empty;
 use super::mock_invoker::MockInvoker;
 use super::registry::MockRegistry;
 use super::value_cache::MockValueCache;
-use crate::directory::static_directory::{is_mock_invoker, NEED_MOCK_ATTACHMENT};
+use crate::directory::static_directory::is_mock_invoker;
 use crate::directory::Directory;
+use crate::keys::NEED_MOCK;
 use crate::rpc::{Invocation, Invoker, RpcError, RpcResult, SharedInvoker};
 
 /// What the `mock` parameter asks for one call.
@@ -80,9 +81,7 @@ impl MockClusterInvoker {
     /// defines the mock), else the consumer URL.
     fn mock_invoker(&self, invocation: &Invocation, consumer_url: &Url) -> MockInvoker {
         let interface = consumer_url.service_interface().unwrap_or("").to_owned();
-        let probe = invocation
-            .clone()
-            .with_attachment(NEED_MOCK_ATTACHMENT, "true");
+        let probe = invocation.clone().with_attachment(NEED_MOCK, "true");
         let provider_url = match self.directory.list(&probe) {
             Ok(set) => set
                 .invokers()

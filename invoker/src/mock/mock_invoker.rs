@@ -17,7 +17,7 @@ const FAIL_PREFIX: &str = "fail:";
 const FORCE_PREFIX: &str = "force:";
 
 /// The message of mocked exceptions.
-pub const MOCK_EXCEPTION_MESSAGE: &str = "mocked exception for service degradation.";
+pub(super) const MOCK_EXCEPTION_MESSAGE: &str = "mocked exception for service degradation.";
 
 /// Dubbo's `MockInvoker.normalizeMock`: trim; `return` → `return null`;
 /// `true`/`default`/`fail`/`force` → `default`; strip `fail:` then `force:`; in `return`/`throw`

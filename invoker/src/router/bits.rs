@@ -3,13 +3,13 @@
 
 /// One bit per provider index.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Bits {
+pub(crate) struct Bits {
     words: Box<[u64]>,
 }
 
 impl Bits {
     /// The set of the indices in `0..n` for which `f` holds.
-    pub fn from_fn(n: usize, mut f: impl FnMut(usize) -> bool) -> Bits {
+    pub(crate) fn from_fn(n: usize, mut f: impl FnMut(usize) -> bool) -> Bits {
         let mut words = vec![0u64; n.div_ceil(64)];
         for i in 0..n {
             if f(i) {
@@ -25,7 +25,7 @@ impl Bits {
 
     /// True when index `i` is in the set (false outside the range).
     #[inline]
-    pub fn get(&self, i: u32) -> bool {
+    pub(crate) fn get(&self, i: u32) -> bool {
         let i = i as usize;
         self.words
             .get(i / 64)

@@ -13,8 +13,8 @@ use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 
 use crate::router::sample::original_value;
-use crate::router::tag::address::HostInfo;
 use crate::router::target::Target;
+use registry_core::ip::HostInfo;
 
 /// One key over a provider list: `ids[i]` indexes `values` (`None`: absent).
 #[derive(Debug)]

@@ -9,13 +9,11 @@
 use async_trait::async_trait;
 use registry_core::Url;
 
+use crate::keys::NEED_MOCK;
 use crate::rpc::{Invocation, Invoker, RpcError, RpcErrorCode, RpcResult};
 
-/// The attachment the mock cluster sets to ask for `mock://` providers.
-pub const NEED_MOCK: &str = "invocation.need.mock";
-
 /// True when the invocation asks for the mock providers.
-pub fn wants_mock(invocation: &Invocation) -> bool {
+pub(crate) fn wants_mock(invocation: &Invocation) -> bool {
     !invocation.attachments.is_empty() && invocation.attachment(NEED_MOCK) == Some("true")
 }
 
@@ -23,13 +21,13 @@ pub fn wants_mock(invocation: &Invocation) -> bool {
 /// URL, whose parameters define the mock (the mock cluster builds its `MockInvoker` from
 /// [`Invoker::url`]). Invoking it directly fails.
 #[derive(Debug)]
-pub struct MockProviderInvoker {
+pub(crate) struct MockProviderInvoker {
     url: Url,
 }
 
 impl MockProviderInvoker {
     /// Wraps a `mock://` provider URL.
-    pub fn new(url: Url) -> Self {
+    pub(crate) fn new(url: Url) -> Self {
         MockProviderInvoker { url }
     }
 }

@@ -1,6 +1,6 @@
 //! Routers: which providers an invocation may go to (Dubbo's router chain, routers.md R1).
 //!
-//! Dubbo 3.3's fixed chain is: mock selector ([`mock`]), tag ([`RuleKey::AppTag`]), service
+//! Dubbo 3.3's fixed chain is: mock selector (`mock.rs`), tag ([`RuleKey::AppTag`]), service
 //! condition ([`RuleKey::ServiceCondition`]), provider-application condition and
 //! consumer-application condition ([`RuleKey::AppCondition`]). Rules come from the config
 //! centre as YAML; the directory takes them through
@@ -23,15 +23,15 @@ pub mod compiled;
 pub mod condition;
 pub mod condition_rule;
 mod error;
-pub mod fields;
-pub mod mock;
+pub(crate) mod fields;
+pub(crate) mod mock;
 pub mod rule_doc;
 mod rule_key;
-pub mod rule_regex;
+pub(crate) mod rule_regex;
 pub mod sample;
 pub mod tag;
 pub mod target;
-pub mod url_rule;
+pub(crate) mod url_rule;
 
 pub use error::RouterError;
 pub use rule_key::{service_rule_key, RuleKey, CONDITION_SUFFIX, RULE_GROUP, TAG_SUFFIX};

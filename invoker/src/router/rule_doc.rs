@@ -4,7 +4,7 @@
 //!
 //! Every rule text is read once through [`load_rule`] ([`registry_core::rule_yaml`]: size,
 //! nesting, alias and expansion limits), and `regex` fields are compiled while the document
-//! is read ([`RuleRegex`]), so a hostile rule is refused as a whole before it is applied.
+//! is read (the bounded `RuleRegex`), so a hostile rule is refused as a whole before it is applied.
 
 use registry_core::rule_yaml::{self, Yaml};
 
@@ -296,7 +296,7 @@ fn multi_dest_spec(item: &Yaml) -> Result<MultiDestSpec, RouterError> {
                 }
                 let m = get(e, "match").and_then(to_java_string);
                 let w = match get(e, "weight") {
-                    None => super::condition::multi_dest::DEFAULT_WEIGHT,
+                    None => i64::from(crate::keys::DEFAULT_WEIGHT),
                     Some(v) => to_java_string(v)
                         .and_then(|s| s.trim().parse::<i32>().ok())
                         .map(i64::from)

@@ -20,13 +20,13 @@ use serde::{Serialize, Serializer};
 use crate::router::RouterError;
 
 /// Largest compiled program of one pattern (`RegexBuilder::size_limit`).
-pub const REGEX_SIZE_LIMIT: usize = 64 * 1024;
+pub(crate) const REGEX_SIZE_LIMIT: usize = 64 * 1024;
 /// Largest lazy-DFA cache of one pattern (`RegexBuilder::dfa_size_limit`).
-pub const REGEX_DFA_SIZE_LIMIT: usize = 64 * 1024;
+pub(crate) const REGEX_DFA_SIZE_LIMIT: usize = 64 * 1024;
 /// Deepest nesting of a pattern (`RegexBuilder::nest_limit`).
-pub const REGEX_NEST_LIMIT: u32 = 64;
+pub(crate) const REGEX_NEST_LIMIT: u32 = 64;
 /// Most `regex` fields one rule may hold.
-pub const MAX_REGEXES_PER_RULE: usize = 256;
+pub(crate) const MAX_REGEXES_PER_RULE: usize = 256;
 
 /// A compiled full-match pattern (Java's `String#matches`: the whole input must match).
 #[derive(Clone)]
@@ -92,7 +92,7 @@ impl Serialize for RuleRegex {
 /// Counts the `regex` fields of one rule against [`MAX_REGEXES_PER_RULE`] before each is
 /// compiled.
 #[derive(Debug, Default)]
-pub struct RegexBudget {
+pub(crate) struct RegexBudget {
     used: usize,
 }
 
@@ -100,7 +100,7 @@ impl RegexBudget {
     /// Compiles `pattern` if the rule may hold one more regex.
     ///
     /// Errors: too many regexes in the rule, or [`RuleRegex::new`]'s.
-    pub fn compile(&mut self, pattern: &str) -> Result<RuleRegex, RouterError> {
+    pub(crate) fn compile(&mut self, pattern: &str) -> Result<RuleRegex, RouterError> {
         self.used += 1;
         if self.used > MAX_REGEXES_PER_RULE {
             return Err(RouterError::Invalid(format!(

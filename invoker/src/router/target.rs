@@ -22,7 +22,7 @@ impl Target {
     /// A target for a bare provider URL (sample, raw and tag all from `url`).
     pub fn from_url(url: Url) -> Target {
         let tag = url
-            .param(crate::router::tag::TAG_KEY)
+            .param(crate::keys::TAG_KEY)
             .filter(|t| !t.is_empty())
             .map(Box::from);
         Target {

@@ -27,7 +27,7 @@ pub struct UrlCondition {
 }
 
 /// True for a URL naming the condition router (`condition://`, or `router=condition`).
-pub fn is_condition_url(url: &Url) -> bool {
+pub(crate) fn is_condition_url(url: &Url) -> bool {
     url.protocol() == Some("condition")
 }
 
@@ -64,7 +64,7 @@ impl UrlCondition {
 /// The 2.6 per-method form: a [`Router`] run when the snapshot is built, with an invocation
 /// carrying only the method name (Dubbo 2.6 `runtime=false` routers).
 #[derive(Debug, Clone)]
-pub struct UrlConditionRouter(pub Arc<UrlCondition>);
+pub(crate) struct UrlConditionRouter(pub Arc<UrlCondition>);
 
 impl Router for UrlConditionRouter {
     fn route(

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use registry_core::backoff::Backoff;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tonic::codegen::http::uri::PathAndQuery;
@@ -135,14 +136,6 @@ fn grpc_target(server: &str, offset: i32) -> Result<(String, String), NacosError
     Ok((host.to_owned(), format!("{host}:{grpc}")))
 }
 
-/// The local IP used to reach `target` (no packet is sent).
-fn local_ip(target: &str) -> String {
-    std::net::UdpSocket::bind("0.0.0.0:0")
-        .and_then(|s| s.connect(target).map(|()| s))
-        .and_then(|s| s.local_addr())
-        .map_or_else(|_| "127.0.0.1".to_owned(), |a| a.ip().to_string())
-}
-
 fn transport_error(server: &str, what: &str, e: &dyn std::error::Error) -> NacosError {
     let mut reason = format!("{what}: {e}");
     let mut src = e.source();
@@ -222,7 +215,7 @@ impl Link {
                 op: "grpc connect",
             })?
             .map_err(|e| transport_error(server, "grpc connect failed", &e))?;
-        let client_ip: Arc<str> = local_ip(&target).into();
+        let client_ip: Arc<str> = registry_core::address::local_ip_for(&target).into();
         let (out, out_rx) = mpsc::channel::<Payload>(256);
         let mut link = Link {
             channel,
@@ -353,7 +346,9 @@ impl Link {
         early: &mut Vec<Payload>,
     ) -> Result<(), NacosError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
-        let mut pause = Duration::from_millis(20);
+        let mut pauses =
+            Backoff::exponential(Duration::from_millis(20), Duration::from_millis(500)).attempts();
+        let mut pause = pauses.next_delay();
         loop {
             while let Ok(m) = inbound.try_recv() {
                 match m {
@@ -378,7 +373,7 @@ impl Link {
                 });
             }
             tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_millis(500));
+            pause = pauses.next_delay();
         }
     }
 

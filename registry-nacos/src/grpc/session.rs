@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use registry_core::backoff::Backoff;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
@@ -298,7 +299,9 @@ impl Drop for AbortOnDrop {
 async fn connect(shared: &Shared, next: &mut usize, generation: &mut u64) -> Option<Opened> {
     let servers = &shared.cfg.servers;
     let n = servers.len().max(1);
-    let mut round: u32 = 0;
+    // The Java client's pacing between rounds over the servers: 100 ms more each round, at
+    // most 5 s.
+    let mut rounds = Backoff::linear(Duration::from_millis(100), Duration::from_secs(5)).attempts();
     let mut warned = false;
     loop {
         for i in 0..n {
@@ -329,8 +332,7 @@ async fn connect(shared: &Shared, next: &mut usize, generation: &mut u64) -> Opt
                 }
             }
         }
-        round = round.saturating_add(1);
-        let pause = Duration::from_millis(100 * u64::from(round.min(50)));
+        let pause = rounds.next_delay();
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             _ = shared.cancel.cancelled() => return None,

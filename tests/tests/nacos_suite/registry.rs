@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use registry_core::{Registry, Url};
-use registry_nacos::nacos_registry;
+use registry_nacos::NacosRegistry;
 use serde_json::Value;
 use tests::contract::{consumer_url, provider_url, Watch};
 use tests::nacos::{http, iface};
@@ -22,7 +22,7 @@ fn registry(addr: &str, ns: &str, extra: &str) -> registry_nacos::NacosRegistry 
         super::TRANSPORT
     ))
     .unwrap();
-    nacos_registry(&url).unwrap()
+    NacosRegistry::new(&url).unwrap()
 }
 
 /// `instance/list` as stored (all instances), straight over HTTP.
@@ -351,7 +351,7 @@ async fn failover_to_a_backup_server() {
         super::TRANSPORT
     ))
     .unwrap();
-    let r = nacos_registry(&url).unwrap();
+    let r = NacosRegistry::new(&url).unwrap();
     r.register(&provider_url(&s, 20031, "")).await.unwrap();
     let mut w = Watch::subscribe(&r, &consumer_url(&s, "providers", "")).await;
     w.until_providers("provider via the backup", T, &["127.0.0.1:20031"])

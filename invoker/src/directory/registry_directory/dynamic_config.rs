@@ -191,9 +191,9 @@ mod tests {
     use registry_core::Url;
 
     use super::ConfiguratorScope::{Application, Service};
-    use crate::directory::test_support::RecordingFactory;
     use crate::directory::{Directory, DirectoryOptions, RegistryDirectory};
     use crate::rpc::Invocation;
+    use crate::testutil::RecordingFactory;
 
     const S: &str = "com.foo.DemoService";
 

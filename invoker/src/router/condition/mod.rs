@@ -1,14 +1,14 @@
 //! The condition router (`ConditionStateRouter`, routers.md R2): one `when => then` rule.
 //!
 //! [`parse`] turns the text into matchers, [`matcher`] reads sample values and
-//! [`pattern`] compares them; [`ConditionRouter::route`] applies the rule to a list of
+//! `pattern.rs` compares them; [`ConditionRouter::route`] applies the rule to a list of
 //! providers. A rule whose when-part reads `arguments[i]` or `attachments[k]` depends on the
 //! whole call ([`ConditionRouter::reads_call_details`]); otherwise only on the method name.
 
 pub mod matcher;
-pub mod multi_dest;
+pub(crate) mod multi_dest;
 pub mod parse;
-pub mod pattern;
+pub(crate) mod pattern;
 
 use registry_core::Url;
 

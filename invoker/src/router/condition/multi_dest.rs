@@ -4,18 +4,16 @@ use registry_core::Url;
 
 use super::parse::{parse_side, Side};
 use super::{match_side, side_mask, Dialect};
+use crate::keys::DEFAULT_WEIGHT;
 use crate::router::bits::Bits;
 use crate::router::fields::TargetFields;
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
 use crate::router::RouterError;
 
-/// `DefaultRouteConditionSubSetWeight`.
-pub const DEFAULT_WEIGHT: i64 = 100;
-
 /// One `to` entry: the providers matching `cond` (empty = every provider), with a weight.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Destination {
+pub(crate) struct Destination {
     /// The then-part; empty matches every provider.
     pub cond: Side,
     /// The subset weight (≤ 0 or absent = 100).
@@ -24,7 +22,7 @@ pub struct Destination {
 
 /// One `from`/`to` condition of a v3.1 rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MultiDestRouter {
+pub(crate) struct MultiDestRouter {
     when: Side,
     to: Vec<Destination>,
     force: bool,
@@ -37,7 +35,7 @@ impl MultiDestRouter {
     /// the `to` entries as `(match, weight)`.
     ///
     /// Errors: a match that does not parse.
-    pub fn new(
+    pub(crate) fn new(
         from_match: Option<&str>,
         to: &[(Option<String>, i64)],
         force: bool,
@@ -60,7 +58,11 @@ impl MultiDestRouter {
                 None | Some("") | Some("false") => Side::new(),
                 Some(t) => side(t)?,
             };
-            let weight = if *w <= 0 { DEFAULT_WEIGHT } else { *w };
+            let weight = if *w <= 0 {
+                i64::from(DEFAULT_WEIGHT)
+            } else {
+                *w
+            };
             dests.push(Destination { cond, weight });
         }
         Ok(MultiDestRouter {
@@ -73,19 +75,19 @@ impl MultiDestRouter {
     }
 
     /// True when the `from` part reads call arguments or attachments.
-    pub fn reads_call_details(&self) -> bool {
+    pub(crate) fn reads_call_details(&self) -> bool {
         self.when.values().any(|m| m.reads_call_details())
     }
 
     /// True when routing may pick at random (several destinations).
-    pub fn is_random(&self) -> bool {
+    pub(crate) fn is_random(&self) -> bool {
         self.to.len() > 1
     }
 
     /// Filters `input`. `pick(sum)` returns a number in `[0, sum)` (Java
     /// `ThreadLocalRandom.nextLong(sum)`); it is called only when several destinations
     /// are non-empty.
-    pub fn route(
+    pub(crate) fn route(
         &self,
         targets: &[Target],
         input: &mut Vec<u32>,

@@ -15,7 +15,7 @@ fn parse_integer(s: &str) -> Option<i32> {
 
 /// `RangeValuePattern#match`: `a~b` inclusive, `~b`, `a~` (invalid: split drops the empty
 /// tail). Invalid patterns and overflowing numbers give `!is_when`.
-pub fn range_match(pattern: &str, value: &str, is_when: bool) -> bool {
+pub(crate) fn range_match(pattern: &str, value: &str, is_when: bool) -> bool {
     let default = !is_when;
     let Some(v) = parse_integer(value) else {
         return default;
@@ -47,30 +47,20 @@ pub fn range_match(pattern: &str, value: &str, is_when: bool) -> bool {
     }
 }
 
-/// `UrlUtils#isMatchGlobPattern(pattern, value)`: `*` is anything; only the last `*` is a
-/// wildcard (suffix, prefix or both); both empty match; one empty does not.
-pub fn glob_match(pattern: Option<&str>, value: &str) -> bool {
-    if pattern == Some("*") {
-        return true;
-    }
-    let p = pattern.unwrap_or("");
-    if p.is_empty() && value.is_empty() {
-        return true;
-    }
-    if p.is_empty() || value.is_empty() {
-        return false;
-    }
-    match p.rfind('*') {
-        None => value == p,
-        Some(i) if i == p.len() - 1 => value.starts_with(&p[..i]),
-        Some(0) => value.ends_with(&p[1..]),
-        Some(i) => value.starts_with(&p[..i]) && value.ends_with(&p[i + 1..]),
-    }
+/// `UrlUtils#isMatchGlobPattern(pattern, value)` ([`registry_core::matching::glob_match`]);
+/// an absent pattern is the empty one.
+pub(crate) fn glob_match(pattern: Option<&str>, value: &str) -> bool {
+    registry_core::matching::glob_match(pattern.unwrap_or(""), value)
 }
 
 /// One value pattern of a matcher against a sample value. `param` is the consumer URL in a
 /// then-part (`$name` references), `None` in a when-part.
-pub fn pattern_match(pattern: &str, value: &str, param: Option<&Url>, is_when: bool) -> bool {
+pub(crate) fn pattern_match(
+    pattern: &str,
+    value: &str,
+    param: Option<&Url>,
+    is_when: bool,
+) -> bool {
     if pattern.contains('~') {
         return range_match(pattern, value, is_when);
     }
@@ -81,7 +71,7 @@ pub fn pattern_match(pattern: &str, value: &str, param: Option<&Url>, is_when: b
 }
 
 /// 2.x: a glob with `$` references (no ranges: `~` is a literal).
-pub fn glob_with_ref(pattern: &str, value: &str, param: Option<&Url>) -> bool {
+pub(crate) fn glob_with_ref(pattern: &str, value: &str, param: Option<&Url>) -> bool {
     match (param, pattern.strip_prefix('$')) {
         (Some(url), Some(name)) => glob_match(raw_parameter(url, name).as_deref(), value),
         _ => glob_match(Some(pattern), value),

@@ -3,14 +3,12 @@
 //! (addresses or v3.0 `match` conditions) or by their static `dubbo.tag`, falling back to
 //! untagged providers unless forced.
 
-pub mod address;
-
 use std::sync::Arc;
 
 use registry_core::Url;
 use rustc_hash::FxHashMap;
 
-use self::address::address_matches;
+use crate::keys::{FORCE_TAG_KEY, TAG_KEY};
 use crate::router::bits::Bits;
 use crate::router::condition::Dialect;
 use crate::router::fields::TargetFields;
@@ -18,12 +16,8 @@ use crate::router::rule_doc::{load_rule, tag_doc, TagDoc};
 use crate::router::sample::RouteCall;
 use crate::router::target::Target;
 use crate::router::RouterError;
+use registry_core::ip::{self as address, address_matches};
 use registry_core::rule_yaml::Yaml;
-
-/// The tag key on providers, consumers and attachments.
-pub const TAG_KEY: &str = "dubbo.tag";
-/// The force-tag key (attachment, else consumer URL).
-pub const FORCE_TAG_KEY: &str = "dubbo.force.tag";
 
 /// A parsed tag rule (before its `match` tags are resolved against providers).
 #[derive(Debug, Clone, PartialEq, Eq)]
