@@ -36,8 +36,8 @@ use crate::error::{Error, Result};
 use crate::failback::FailbackRegistry;
 use crate::matching::{is_match, subscribed_categories, ANY, PROVIDERS};
 use crate::notify::with_empty_marker;
-use crate::registry::{Registry, RegistryBackend};
-use crate::subscription::{Publisher, Subscription};
+use crate::registry::RegistryBackend;
+use crate::subscription::Publisher;
 use crate::url::Url;
 
 /// The shared state behind one registry name.
@@ -323,30 +323,4 @@ impl Default for MemoryRegistry {
     }
 }
 
-#[async_trait]
-impl Registry for MemoryRegistry {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
-    fn health(&self) -> tokio::sync::watch::Receiver<crate::RegistryHealth> {
-        self.inner.health()
-    }
-    async fn register(&self, url: &Url) -> Result<()> {
-        self.inner.register(url).await
-    }
-    async fn unregister(&self, url: &Url) -> Result<()> {
-        self.inner.unregister(url).await
-    }
-    async fn subscribe(&self, consumer: &Url) -> Result<Subscription> {
-        self.inner.subscribe(consumer).await
-    }
-    async fn lookup(&self, consumer: &Url) -> Result<Vec<Url>> {
-        self.inner.lookup(consumer).await
-    }
-    async fn destroy(&self) {
-        self.inner.destroy().await
-    }
-}
+crate::delegate_registry!(MemoryRegistry => inner);

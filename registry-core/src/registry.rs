@@ -99,6 +99,62 @@ impl<R: Registry + ?Sized> Registry for Arc<R> {
     }
 }
 
+#[doc(hidden)]
+pub use async_trait::async_trait as __async_trait;
+#[doc(hidden)]
+pub type __HealthWatch = watch::Receiver<RegistryHealth>;
+
+/// Implements [`Registry`] for a wrapper type by handing every method, `health` included, to
+/// one of its fields (as a rule a [`FailbackRegistry`](crate::FailbackRegistry)), so that no
+/// wrapper silently keeps a default method of the trait.
+///
+/// ```
+/// use registry_core::{delegate_registry, FailbackRegistry};
+/// use registry_core::memory::MemoryBackend;
+///
+/// /// A registry of one's own over the in-process backend.
+/// #[derive(Debug)]
+/// struct Mine {
+///     inner: FailbackRegistry<MemoryBackend>,
+/// }
+/// delegate_registry!(Mine => inner);
+/// ```
+#[macro_export]
+macro_rules! delegate_registry {
+    ($ty:ty => $field:ident) => {
+        #[$crate::registry::__async_trait]
+        impl $crate::Registry for $ty {
+            fn url(&self) -> &$crate::Url {
+                $crate::Registry::url(&self.$field)
+            }
+            fn is_available(&self) -> bool {
+                $crate::Registry::is_available(&self.$field)
+            }
+            fn health(&self) -> $crate::registry::__HealthWatch {
+                $crate::Registry::health(&self.$field)
+            }
+            async fn register(&self, url: &$crate::Url) -> $crate::Result<()> {
+                $crate::Registry::register(&self.$field, url).await
+            }
+            async fn unregister(&self, url: &$crate::Url) -> $crate::Result<()> {
+                $crate::Registry::unregister(&self.$field, url).await
+            }
+            async fn subscribe(
+                &self,
+                consumer: &$crate::Url,
+            ) -> $crate::Result<$crate::Subscription> {
+                $crate::Registry::subscribe(&self.$field, consumer).await
+            }
+            async fn lookup(&self, consumer: &$crate::Url) -> $crate::Result<Vec<$crate::Url>> {
+                $crate::Registry::lookup(&self.$field, consumer).await
+            }
+            async fn destroy(&self) {
+                $crate::Registry::destroy(&self.$field).await
+            }
+        }
+    };
+}
+
 /// What a backend (ZooKeeper, Nacos, memory) implements; [`crate::failback::FailbackRegistry`]
 /// turns it into a [`Registry`] with retries, `check` semantics, the cache file and recovery.
 #[async_trait]

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use registry_core::{FailbackRegistry, Publisher, Registry, RegistryBackend, Subscription, Url};
+use registry_core::{FailbackRegistry, Publisher, RegistryBackend, Url};
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
@@ -68,33 +68,7 @@ impl NacosRegistry {
     }
 }
 
-#[async_trait]
-impl Registry for NacosRegistry {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
-    fn health(&self) -> tokio::sync::watch::Receiver<registry_core::RegistryHealth> {
-        self.inner.health()
-    }
-    async fn register(&self, url: &Url) -> registry_core::Result<()> {
-        self.inner.register(url).await
-    }
-    async fn unregister(&self, url: &Url) -> registry_core::Result<()> {
-        self.inner.unregister(url).await
-    }
-    async fn subscribe(&self, consumer: &Url) -> registry_core::Result<Subscription> {
-        self.inner.subscribe(consumer).await
-    }
-    async fn lookup(&self, consumer: &Url) -> registry_core::Result<Vec<Url>> {
-        self.inner.lookup(consumer).await
-    }
-    async fn destroy(&self) {
-        self.inner.destroy().await
-    }
-}
+registry_core::delegate_registry!(NacosRegistry => inner);
 
 /// The Nacos backend: registrations and subscriptions over a [`Naming`] transport, changes
 /// from a [`ChangeSource`] (gRPC pushes, or HTTP polling).

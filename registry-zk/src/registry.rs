@@ -1,7 +1,6 @@
 //! [`ZookeeperRegistry`]: the ZooKeeper backend behind the shared failback layer.
 
-use async_trait::async_trait;
-use registry_core::{FailbackRegistry, Registry, Subscription, Url};
+use registry_core::{FailbackRegistry, Url};
 
 use crate::backend::ZkBackend;
 use crate::error::ZkError;
@@ -32,30 +31,4 @@ impl ZookeeperRegistry {
     }
 }
 
-#[async_trait]
-impl Registry for ZookeeperRegistry {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
-    fn health(&self) -> tokio::sync::watch::Receiver<registry_core::RegistryHealth> {
-        self.inner.health()
-    }
-    async fn register(&self, url: &Url) -> registry_core::Result<()> {
-        self.inner.register(url).await
-    }
-    async fn unregister(&self, url: &Url) -> registry_core::Result<()> {
-        self.inner.unregister(url).await
-    }
-    async fn subscribe(&self, consumer: &Url) -> registry_core::Result<Subscription> {
-        self.inner.subscribe(consumer).await
-    }
-    async fn lookup(&self, consumer: &Url) -> registry_core::Result<Vec<Url>> {
-        self.inner.lookup(consumer).await
-    }
-    async fn destroy(&self) {
-        self.inner.destroy().await
-    }
-}
+registry_core::delegate_registry!(ZookeeperRegistry => inner);
