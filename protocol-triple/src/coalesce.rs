@@ -6,7 +6,7 @@
 //! request. A provider pays per wake-up (an event-loop turn, a read, and for a thread-pool server
 //! a thread hand-off), so requests that arrive together are cheaper to serve: measured on a
 //! grpcio provider limited to one CPU, 14–24 % less provider CPU per call and 15–30 % more
-//! throughput (BENCHMARKS.md, "Session 5"). Java's Triple client batches what is already queued
+//! throughput (BENCHMARKS.md, "Triple calls"). Java's Triple client batches what is already queued
 //! (`TripleWriteQueue`, one flush per drained chunk) and gRPC C-core combines writes while one is
 //! in progress; neither waits, which is why a fast client needs the short hold below.
 //!
