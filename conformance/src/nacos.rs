@@ -1,5 +1,6 @@
-//! Conformance kinds `nacos_service_name_parse` and `nacos_is_compatible` (fact sheet §6.1,
-//! §6.2), run through `registry_nacos::name` and `registry_nacos::convert`.
+//! Conformance kinds `nacos_service_name_parse` and `nacos_is_compatible` (Dubbo's
+//! `NacosRegistry.getServiceName`, `NacosServiceName`), run through `registry_nacos::name` and
+//! `registry_nacos::convert`.
 
 use registry_core::Url;
 use registry_nacos::config::{NacosConfig, DEFAULT_GROUP};

@@ -1,5 +1,6 @@
-//! Conformance kind `zk_path` (§4): the ZooKeeper layout, `stripOffVariableKeys`, the
-//! `empty://` URL and the registry constructor, driven through `registry_zk`'s real functions.
+//! Conformance kind `zk_path` (Dubbo's `ZookeeperRegistry`): the ZooKeeper layout,
+//! `stripOffVariableKeys`, the `empty://` URL and the registry constructor, driven through
+//! `registry_zk`'s real functions.
 
 use registry_core::matching::empty_url;
 use registry_core::Url;

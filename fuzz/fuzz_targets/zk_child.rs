@@ -1,6 +1,7 @@
-//! Fuzzes ZooKeeper child conversion (§4.4): any child name must convert to `Some`/`None`
-//! without a panic, for providers and the other categories, and a [`ChildSet`] fed arbitrary
-//! create/delete/re-list sequences must stay consistent with converting its children afresh.
+//! Fuzzes ZooKeeper child conversion (`toUrlsWithEmpty`): any child name must convert to
+//! `Some`/`None` without a panic, for providers and the other categories, and a [`ChildSet`] fed
+//! arbitrary create/delete/re-list sequences must stay consistent with converting its children
+//! afresh.
 //!
 //! Input: lines; the first byte of each line picks the operation (`+` insert, `-` remove,
 //! `=` re-list with the rest of the input, anything else: convert only).

@@ -1,4 +1,4 @@
-//! Standard padded base64 (RFC 4648 §4), the JSON form of `byte[]`.
+//! Standard padded base64 (the RFC 4648 base64 alphabet), the JSON form of `byte[]`.
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 

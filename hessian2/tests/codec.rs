@@ -19,7 +19,7 @@ fn s(x: &str) -> Value {
     Value::String(x.to_owned())
 }
 
-/// The vectors transport.md §2.1/§2.4 records from Java.
+/// Vectors recorded from Java's Hessian2 (`Hessian2Output`).
 #[test]
 fn spec_vectors() {
     assert_eq!(enc(&Value::Int(1)), hex("91"));
@@ -67,7 +67,7 @@ fn spec_vectors() {
     }
 }
 
-/// transport.md §1.10: the body of a Dubbo2 `sayHello("rust")` request, built with the stream API.
+/// The body of a Dubbo2 `sayHello("rust")` request, built with the stream API.
 #[test]
 fn dubbo_request_body() {
     let mut e = Encoder::new();

@@ -42,7 +42,7 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// `AbstractLoadBalance.calculateWarmupWeight` (§10.1): `(int)(uptime / ((float)warmup /
+/// `AbstractLoadBalance.calculateWarmupWeight`: `(int)(uptime / ((float)warmup /
 /// weight))` in float32 arithmetic, clamped to `[1, weight]`.
 pub fn warmup_weight(uptime_ms: i32, warmup_ms: i32, weight: i32) -> i32 {
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
@@ -151,7 +151,7 @@ impl InvokerMeta {
         self.has_timestamp
     }
 
-    /// `AbstractLoadBalance.getWeight` (§10.1) at wall-clock time `now_ms`.
+    /// `AbstractLoadBalance.getWeight` at wall-clock time `now_ms`.
     pub fn weight_at(&self, method: &str, now_ms: i64) -> i32 {
         if self.registry_service {
             return self.weight.max(0);
@@ -235,9 +235,9 @@ impl StaticWeights {
     }
 }
 
-/// The metadata of an invoker (§10.1). A cluster invoker (multi-registry) is weighted by its
-/// registry URL: a `RegistryService` (or path-less) registry URL gives its plain `weight`
-/// without warm-up;
+/// The metadata of an invoker (what `AbstractLoadBalance.getWeight` reads). A cluster invoker
+/// (multi-registry) is weighted by its registry URL: a `RegistryService` (or path-less) registry
+/// URL gives its plain `weight` without warm-up;
 /// any other registry URL gives its method-level `weight`, warmed up by the `timestamp` and
 /// `warmup` of the invoker's own URL (Java's `getWeight` reads those from `invoker.getUrl()`).
 fn meta_of(invoker: &SharedInvoker) -> InvokerMeta {
@@ -490,7 +490,7 @@ impl InvokerSet {
         f(&w)
     }
 
-    /// The weight of invoker `i` for `method` at `now_ms` (§10.1).
+    /// The weight of invoker `i` for `method` at `now_ms` (`AbstractLoadBalance.getWeight`).
     pub fn weight(&self, i: usize, method: &str, now_ms: i64) -> i32 {
         self.meta.get(i).map_or(0, |m| m.weight_at(method, now_ms))
     }

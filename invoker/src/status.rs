@@ -1,4 +1,4 @@
-//! `RpcStatus` (§11.1): per invoker identity and method counters (active, total, failed,
+//! `RpcStatus`: per invoker identity and method counters (active, total, failed,
 //! elapsed), shared by the least-active / shortest-response / P2C balancers and ActiveLimit.
 //!
 //! Dubbo keys its counters by `url.toIdentityString()` (and the method name) in a static map;
@@ -241,9 +241,9 @@ impl RpcStatus {
         }
     }
 
-    /// The shortest-response estimate (§10.2) in µs for the sliding window `window` (a
-    /// window number, e.g. `now_ms / slide_period_ms`): average succeeded elapsed time since
-    /// the window started × (active + 1); 0 when nothing succeeded in the window.
+    /// The shortest-response estimate (`ShortestResponseLoadBalance`) in µs for the sliding window
+    /// `window` (a window number, e.g. `now_ms / slide_period_ms`): average succeeded elapsed time
+    /// since the window started × (active + 1); 0 when nothing succeeded in the window.
     ///
     /// The window of fresh counters starts at zero (like Dubbo's new `SlideWindowData`); the
     /// first read in a later window moves the window start to the current counters (a lazy

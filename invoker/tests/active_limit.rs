@@ -1,5 +1,5 @@
-//! ActiveLimit (§11.1): atomic admission, waiting with a timeout, and slot release on every
-//! outcome (success, error, downstream LIMIT_EXCEEDED, cancellation).
+//! ActiveLimit (`ActiveLimitFilter`): atomic admission, waiting with a timeout, and slot release on
+//! every outcome (success, error, downstream LIMIT_EXCEEDED, cancellation).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 

@@ -1,4 +1,5 @@
-//! ConsumerContext, Deprecated and Future filters (§11.2–11.4).
+//! ConsumerContext, Deprecated and Future filters (`ConsumerContextFilter`, `DeprecatedFilter`,
+//! `FutureFilter`).
 
 #![allow(clippy::unwrap_used)]
 

@@ -1,4 +1,5 @@
-//! Mock (§9): decision, MockInvoker forms, mock:// providers, parse_mock_value.
+//! Mock (`MockClusterInvoker`, `MockInvoker`): decision, MockInvoker forms, mock:// providers,
+//! parse_mock_value.
 
 use std::sync::Arc;
 

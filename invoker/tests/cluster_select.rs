@@ -1,5 +1,5 @@
-//! `select` / `doSelect` / `reselect` (§8.1): sticky, availablecheck, already-selected
-//! avoidance, next-index fallback, and zero allocations on the hot path.
+//! `select` / `doSelect` / `reselect` (`AbstractClusterInvoker`): sticky, availablecheck,
+//! already-selected avoidance, next-index fallback, and zero allocations on the hot path.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -188,7 +188,7 @@ fn sticky_reuses_the_first_choice_only_with_availablecheck() {
     );
     assert_ne!(other, picks[0]);
 
-    // cluster.availablecheck=false disables stickiness (Dubbo's behaviour, §14.5).
+    // cluster.availablecheck=false disables stickiness (Dubbo's `AbstractClusterInvoker.select`).
     let (core, set) = setup(&inv, false);
     let picks: Vec<String> = (0..6)
         .map(|_| name(&core.select(&lb, &Invocation::new("m"), &set, &[]).unwrap()))

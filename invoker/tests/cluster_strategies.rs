@@ -1,4 +1,4 @@
-//! Cluster strategies (§8.2) over scripted invokers.
+//! Cluster strategies (Dubbo's `*ClusterInvoker`) over scripted invokers.
 
 use std::sync::Arc;
 use std::time::Duration;

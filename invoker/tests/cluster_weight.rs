@@ -1,5 +1,6 @@
 //! A cluster invoker (one registry of a multi-registry reference) is weighted by its registry
-//! URL (§10.1): `weight` of a `RegistryService` registry URL, without warm-up.
+//! URL (`AbstractLoadBalance.getWeight`): `weight` of a `RegistryService` registry URL, without
+//! warm-up.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test fixtures panic on bad input
 

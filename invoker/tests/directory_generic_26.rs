@@ -1,4 +1,4 @@
-//! Dubbo 2.6's `methodInvokerMap` (§7.3) for generic calls: `$invoke(method, types, args)` is
+//! Dubbo 2.6's `methodInvokerMap` for generic calls: `$invoke(method, types, args)` is
 //! looked up by its real method name and routed on its first real argument when that is a
 //! string (or an enum, which a generic call carries as its name), exactly like the direct
 //! call `method(args...)` (`RpcUtils.getMethodName` / `getArguments`).

@@ -1,4 +1,5 @@
-//! Load balancers (§10): rules of every algorithm, through the public API.
+//! Load balancers (Dubbo's `AbstractLoadBalance` subclasses): rules of every algorithm, through the
+//! public API.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 

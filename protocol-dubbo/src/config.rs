@@ -1,5 +1,6 @@
-//! Connection settings read from the provider URL (transport §1.6, §1.8, §1.9), within the
-//! ceilings the consumer sets ([`DubboOptions`]).
+//! Connection settings read from the provider URL (Dubbo's
+//! `DubboProtocol.getClients`/`initClient`), within the ceilings the consumer sets
+//! ([`DubboOptions`]).
 //!
 //! A provider URL, or a configurator from the config centre, may set `payload`, `heartbeat`,
 //! `heartbeat.timeout`, `reconnect`, `connect.timeout`, `connections` and `shareconnections`

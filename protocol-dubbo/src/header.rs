@@ -1,4 +1,4 @@
-//! The 16-byte Dubbo2 frame header (transport §1.1).
+//! The 16-byte Dubbo2 frame header (Dubbo's `ExchangeCodec`).
 //!
 //! ```text
 //! 0..2  magic 0xDABB
@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn golden_request_header() {
-        // transport §1.10: sayHello("rust"), id 1, 0xc2 body length.
+        // A captured sayHello("rust") frame: id 1, 0xc2 body length.
         let h = Header::request(1, true, HESSIAN2_ID, 0xc2);
         let hex: String = h.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, "dabbc2000000000000000001000000c2");

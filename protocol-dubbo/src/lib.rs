@@ -10,10 +10,10 @@
 //! ```
 //!
 //! Contract:
-//! - Wire format exactly as Java Dubbo 3.3 writes and reads it (transport §1): the 16-byte
-//!   [`header`], Hessian2 request bodies ([`request`]) with the attachments Java sends, response
-//!   bodies with every result flag ([`response`]), heartbeats and readonly events, status codes
-//!   ([`status`]), the `payload` limit (8 MiB) both ways ([`frame`]).
+//! - Wire format exactly as Java Dubbo 3.3 writes and reads it (`ExchangeCodec`, `DubboCodec`): the
+//!   16-byte [`header`], Hessian2 request bodies ([`request`]) with the attachments Java sends,
+//!   response bodies with every result flag ([`response`]), heartbeats and readonly events, status
+//!   codes ([`status`]), the `payload` limit (8 MiB) both ways ([`frame`]).
 //! - One shared connection per provider address by default (`shareconnections`), or
 //!   `connections=N` of the invoker's own; connect at refer time in the background (`lazy=true`:
 //!   on the first call); reconnect with backoff; a heartbeat after 60 s (`heartbeat`) without

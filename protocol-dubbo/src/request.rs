@@ -1,4 +1,5 @@
-//! Request bodies (`DubboCodec.encodeRequestData`, transport §1.2) and event frames (§1.6).
+//! Request bodies (`DubboCodec.encodeRequestData`) and event frames (`ExchangeCodec`
+//! heartbeat and readonly events).
 //!
 //! A call body is one Hessian2 stream: `"2.0.2"`, service path, version, method, parameter
 //! descriptor, each argument, attachments. Class definitions and references span the whole

@@ -1,4 +1,4 @@
-//! Response bodies (`DecodeableRpcResult`, transport §1.4).
+//! Response bodies (`DecodeableRpcResult`).
 //!
 //! Status 20: a result flag (a Hessian int) then, by flag, a value, a `Throwable` and/or the
 //! result attachments. Any other status: one string, the provider's message. A Java business

@@ -1,4 +1,4 @@
-//! Choosing the serialization for a provider (transport §1.7).
+//! Choosing the serialization for a provider (Dubbo's `CodecSupport`).
 //!
 //! Java takes the first `prefer.serialization` entry it supports, then `serialization`, then
 //! the default `hessian2`. A provider accepts every id in `prefer ∪ serialization ∪ {hessian2}`,

@@ -1,4 +1,4 @@
-//! Response status codes (`RA/exchange/Response.java`, transport §1.5).
+//! Response status codes (Dubbo's `org.apache.dubbo.remoting.exchange.Response`).
 
 /// 20: OK.
 pub const OK: u8 = 20;

@@ -1,7 +1,7 @@
 //! Calls against the Node Dubbo2 provider (sofa-rpc-node + dubbo-remoting + hessian.js).
 //!
-//! Where it differs from Java (transport §4.3): replies use flag 1 without attachments, a
-//! thrown error or an unknown method/version is status 80 + message (not a Java exception
+//! Where it differs from Java (see tests/peers/README.md): replies use flag 1 without attachments,
+//! a thrown error or an unknown method/version is status 80 + message (not a Java exception
 //! body), the group is ignored, and typed objects come back untyped.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,5 +1,5 @@
 //! The gRPC length-prefixed message framing: 1 byte compressed flag, a big-endian u32 length,
-//! then the message (transport.md §3.3).
+//! then the message, as gRPC defines it.
 //!
 //! [`FrameDecoder`] is incremental (DATA frames split messages anywhere), checks the length
 //! against the limit as soon as the 5-byte prefix is known (before buffering anything), and

@@ -1,5 +1,6 @@
-//! Request headers as a Java 3.3 Triple consumer sends them (transport.md §3.2,
-//! triple-peers.md §3.2), and the attachments a provider returns in its headers and trailers.
+//! Request headers as a Java 3.3 Triple consumer sends them (Java's
+//! `RequestMetadata.toHeaders`, `TripleInvoker.createRequest`), and the attachments a provider
+//! returns in its headers and trailers.
 //!
 //! The per-reference part is built once ([`BaseHeaders`]), the per-call part (`grpc-timeout`,
 //! `timeout`, attachments) is added to a clone. Attachments (`StreamUtils.convertAttachment`):

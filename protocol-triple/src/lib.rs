@@ -5,7 +5,7 @@
 //! [`TripleInvoker`] and calls it. Underneath, one [`Connection`] per provider address carries
 //! every call as an HTTP/2 stream (h2c, prior knowledge) and reconnects with backoff.
 //!
-//! The contract (transport.md §3, triple-peers.md §3):
+//! The contract (as Java 3.3's `TripleInvoker` and `RequestMetadata`; see docs/compatibility.md):
 //! - Requests: `POST /{path}/{method}`, `content-type: application/grpc+proto`, `te: trailers`,
 //!   `grpc-timeout` from the call timeout (the `timeout` attachment, else the URL's
 //!   method-level `timeout`, else 3000 ms), `tri-service-version`/`tri-service-group` only when

@@ -1,6 +1,6 @@
 //! `TripleRequestWrapper` / `TripleResponseWrapper` (package `org.apache.dubbo.triple`),
-//! coded by hand exactly as Java 3.3's `TripleCustomerProtocolWrapper` does
-//! (triple-peers.md §3.4): request = field 1 `serializeType` (always written, even empty),
+//! coded by hand exactly as Java 3.3's `TripleCustomerProtocolWapper` (sic) does:
+//! request = field 1 `serializeType` (always written, even empty),
 //! then every field 2 `args`, then every field 3 `argTypes`; only these three LEN fields, since
 //! the Java decoder rejects any other field number or wire type.
 
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn request_bytes_match_java_golden() {
-        // triple-peers.md §3.4: sayHello("rust").
+        // The bytes Java 3.3 writes for sayHello("rust").
         let mut b = BytesMut::new();
         let arg: &[u8] = &[0x04, b'r', b'u', b's', b't'];
         encode_request(&mut b, HESSIAN4, &[arg], &["java.lang.String"]);

@@ -1,7 +1,7 @@
-//! Header and compression contract details against the grpcio peer (transport.md §3.2/§3.3):
-//! attachment key case (`tri-header-convert`), binary attachments (`-bin`, base64), response
-//! attachments from headers and trailers, request compression (`grpc-encoding: gzip` + the
-//! per-message compressed flag) and compressed responses.
+//! Header and compression contract details against the grpcio peer (Java's
+//! `RequestMetadata.toHeaders`): attachment key case (`tri-header-convert`), binary attachments
+//! (`-bin`, base64), response attachments from headers and trailers, request compression
+//! (`grpc-encoding: gzip` + the per-message compressed flag) and compressed responses.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on bad fixtures
 

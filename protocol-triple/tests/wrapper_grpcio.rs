@@ -45,7 +45,8 @@ async fn wrapper_calls_results_and_bytes() {
         .await
         .unwrap();
     assert_eq!(v, json!("Hello rust"));
-    // The exact request bytes Java 3.3 writes for sayHello("rust") (triple-peers.md §3.4).
+    // The exact request bytes Java 3.3 writes for sayHello("rust")
+    // (`TripleCustomerProtocolWapper`).
     let v = inv
         .call(&call("rawRequest", &["String"], vec![json!("rust")]))
         .await

@@ -1,4 +1,4 @@
-//! Registry address parsing: `UrlUtils.parseURL` / `parseURLs` (§1.6).
+//! Registry address parsing: `UrlUtils.parseURL` / `parseURLs`.
 
 use crate::error::{Error, Result};
 use crate::url::{non_empty, Url};

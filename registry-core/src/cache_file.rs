@@ -1,5 +1,5 @@
-//! The local registry cache file (§3.4): the last notified URLs of every subscription, kept on
-//! disk so a consumer can start while the registry is down.
+//! The local registry cache file (Dubbo's `AbstractRegistry` properties file): the last notified
+//! URLs of every subscription, kept on disk so a consumer can start while the registry is down.
 //!
 //! - **Where**: registry param `file`, else
 //!   `${HOME}/.dubbo/dubbo-registry-<application>-<registry address with ':'→'-'>.cache`.

@@ -1,4 +1,4 @@
-//! `URL.encode` / `URL.decode`: exactly Java's `URLEncoder` / `URLDecoder` with UTF-8 (§1.2).
+//! `URL.encode` / `URL.decode`: exactly Java's `URLEncoder` / `URLDecoder` with UTF-8.
 //!
 //! `[A-Za-z0-9.-*_]` are kept, a space becomes `+`, everything else becomes `%XX` with upper-case
 //! hex of the UTF-8 bytes (`*` is kept, `~` is encoded). ZooKeeper node names depend on this.

@@ -1,4 +1,5 @@
-//! Failback (§3.3): the wrapper that turns a [`RegistryBackend`] into a [`Registry`].
+//! Failback (Dubbo's `FailbackRegistry`): the wrapper that turns a [`RegistryBackend`] into a
+//! [`Registry`].
 //!
 //! What it adds to a backend:
 //! - **Retries.** A failed `register`, `unregister` or `subscribe` is retried in the background

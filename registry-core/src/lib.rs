@@ -9,12 +9,13 @@
 //!
 //! It holds:
 //! - the Dubbo URL model ([`Url`], [`ServiceAddressUrl`], [`codec`]) with Dubbo 3.3's parsing,
-//!   encoding, parameter and key rules (fact sheet §1);
-//! - matching and classification ([`matching`], §2) and the notify rules ([`notify`], §3.2);
+//!   encoding, parameter and key rules (Dubbo's `URL`, `URLStrParser`);
+//! - matching and classification ([`matching`], `UrlUtils`) and the notify rules ([`notify`],
+//!   `AbstractRegistry.notify`);
 //! - the subscription contract: the [`Registry`] trait, the [`RegistryBackend`] trait backends
 //!   implement, and the coalescing [`Subscription`] stream ([`subscription`]);
-//! - failback retries ([`failback`] with the [`retry`] schedule, §3.3), the local cache file
-//!   ([`cache_file`], §3.4);
+//! - failback retries ([`failback`] with the [`retry`] schedule, Dubbo's `FailbackRegistry`), the
+//!   local cache file ([`cache_file`], `AbstractRegistry`'s properties file);
 //! - the dynamic-configuration contract [`ConfigCenter`] ([`config_center`]: get and an ordered
 //!   watch of a key in a group, like Dubbo's DynamicConfiguration) and its in-process
 //!   [`MemoryConfigCenter`];

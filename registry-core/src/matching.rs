@@ -1,4 +1,4 @@
-//! `UrlUtils` matching and classification (§2): which provider URLs a consumer URL accepts.
+//! `UrlUtils` matching and classification: which provider URLs a consumer URL accepts.
 
 use crate::url::{comma_split, non_empty, Known, Url};
 
@@ -32,7 +32,7 @@ pub fn is_match(consumer: &Url, provider: &Url) -> bool {
 }
 
 /// `UrlUtils.isMatch(consumer, provider)` as Dubbo 3.x evaluates it when the provider is a
-/// `ServiceAddressURL` (ZooKeeper and Nacos provider URLs, §2.1, §5.1): the interface and the
+/// `ServiceAddressURL` (ZooKeeper and Nacos provider URLs): the interface and the
 /// classifier are read through the consumer (so they always agree: a provider without
 /// `interface`/`path` still matches), `enabled` is the consumer's value when it has one, and
 /// category, group and version are the provider's own. So a provider with no parameters at all
@@ -80,7 +80,7 @@ fn category_enabled_group_version_match(
     cv == Some(ANY) || cv == provider.known(Known::Version)
 }
 
-/// `UrlUtils.isMatchCategory(category, categories)`: note the substring tests (§14.2).
+/// `UrlUtils.isMatchCategory(category, categories)`: note the substring tests.
 pub fn is_match_category(category: &str, categories: &str) -> bool {
     if categories.is_empty() {
         return category == PROVIDERS;
@@ -239,8 +239,8 @@ pub fn empty_url_for_key(service_key: &str, category: &str) -> Url {
     })
 }
 
-/// The `empty://` URL a registry emits for an empty category (§4.4): the consumer URL with
-/// protocol `empty` and `category=<category>`.
+/// The `empty://` URL a registry emits for an empty category (`toUrlsWithEmpty`): the consumer URL
+/// with protocol `empty` and `category=<category>`.
 pub fn empty_url(consumer: &Url, category: &str) -> Url {
     consumer
         .with_protocol("empty")

@@ -5,11 +5,11 @@
 //! `accepts`, `destroy` and the cache file behave exactly as for ZooKeeper or Nacos (the memory
 //! store itself never fails, so nothing is ever retried).
 //!
-//! Semantics (as ZooKeeper, §4):
+//! Semantics (as Dubbo's `ZookeeperRegistry`):
 //! - each subscribed category (`category`, default `providers`; `*` = providers, consumers,
 //!   routers, configurators) is published as the complete list of registered URLs whose
 //!   `category` (default providers) is that category and that [`is_match`] the consumer, or as
-//!   the `empty://` URL built from the consumer (§4.4) when there are none, except that with
+//!   the `empty://` URL built from the consumer when there are none, except that with
 //!   `enable-empty-protection=true` on the registry URL an empty **providers** list is not
 //!   published;
 //! - a consumer with interface `*` sees every service, including services registered later;

@@ -1,4 +1,4 @@
-//! `AbstractRegistry.notify` semantics (§3.2) as plain functions every backend uses.
+//! `AbstractRegistry.notify` semantics as plain functions every backend uses.
 
 use crate::matching::{empty_url, is_match, PROVIDERS};
 use crate::url::Url;
@@ -19,7 +19,8 @@ pub fn group_by_category(consumer: &Url, urls: &[Url]) -> Vec<(String, Vec<Url>)
 }
 
 /// The list to publish for one category: `urls` if non-empty, else `[empty://]` built from the
-/// consumer (§4.4), or `None` when `empty_protection` holds back an empty providers list.
+/// consumer (`toUrlsWithEmpty`), or `None` when `empty_protection` holds back an empty providers
+/// list.
 pub fn with_empty_marker(
     consumer: &Url,
     category: &str,

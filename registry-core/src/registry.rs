@@ -21,15 +21,15 @@ use crate::url::Url;
 /// [`crate::Notification`] per category, each the **complete** current list (see
 /// [`crate::subscription`] for the coalescing rules). The first notifications (one per
 /// subscribed category) are queued before `subscribe` returns when the registry is reachable.
-/// "No providers" is an explicit `empty://` URL (§4.4), never an empty list. A connection
+/// "No providers" is an explicit `empty://` URL, never an empty list. A connection
 /// problem never produces an empty notification: the last good list stays until the registry
 /// says otherwise.
 ///
 /// # Errors
 /// `register`/`unregister`/`subscribe` fail only when `check=true` holds on both the registry
 /// URL and the operation's URL and there is no fallback; otherwise the operation is retried in
-/// the background (failback, §3.3) and `Ok` is returned. Errors classify themselves with
-/// [`crate::Error::is_retryable`].
+/// the background (failback, as Dubbo's `FailbackRegistry`) and `Ok` is returned. Errors classify
+/// themselves with [`crate::Error::is_retryable`].
 ///
 /// # Lifetime
 /// Dropping a [`Subscription`] unsubscribes. [`Registry::destroy`] unregisters dynamic URLs,

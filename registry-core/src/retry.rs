@@ -1,4 +1,5 @@
-//! The retry schedule of the failback layer (§3.3): exponential backoff with jitter.
+//! The retry schedule of the failback layer (Dubbo's `FailbackRegistry` retry timer; see
+//! docs/compatibility.md): exponential backoff with jitter.
 //!
 //! Dubbo retries every `retry.period` (default 5000 ms) on a timer wheel. We retry sooner and
 //! back off instead, so a short outage heals within a second and a long one does not hammer

@@ -1,4 +1,5 @@
-//! The registry cache file (§3.4): Java `Properties` round trips and atomic replacement.
+//! The registry cache file (Dubbo's `AbstractRegistry` properties file): Java `Properties` round
+//! trips and atomic replacement.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use std::collections::BTreeMap;

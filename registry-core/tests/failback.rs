@@ -1,4 +1,4 @@
-//! Failback behaviour (§3.3) with a scripted backend and paused time.
+//! Failback behaviour (Dubbo's `FailbackRegistry`) with a scripted backend and paused time.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -1,8 +1,8 @@
-//! Between Dubbo URLs and Nacos instances (§6.3, §6.4): the metadata a registration stores,
-//! the provider URL an instance becomes, the consumer-side match rule, and [`InstanceCache`],
-//! which turns successive `instance/list` replies into provider lists while reusing the
-//! [`Url`] of every unchanged instance — or, for an application-level service
-//! ([`InstanceCache::for_instances`]), into [`ServiceInstance`] lists.
+//! Between Dubbo URLs and Nacos instances (Dubbo's `NacosRegistry` `doRegister`, `doSubscribe`):
+//! the metadata a registration stores, the provider URL an instance becomes, the consumer-side
+//! match rule, and [`InstanceCache`], which turns successive `instance/list` replies into provider
+//! lists while reusing the [`Url`] of every unchanged instance — or, for an application-level
+//! service ([`InstanceCache::for_instances`]), into [`ServiceInstance`] lists.
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
@@ -54,7 +54,7 @@ pub fn provider_url(ip: &str, port: i32, metadata: &BTreeMap<String, String>) ->
 }
 
 /// `UrlUtils.isMatch(consumer, provider)` as Dubbo 3.x evaluates it on a
-/// `DubboServiceAddressURL` (§2.1, §5.1): the interface and the classifier are read through the
+/// `DubboServiceAddressURL`: the interface and the classifier are read through the
 /// consumer (so they always agree), `enabled` is the consumer's value when it has one, and
 /// category, group and version are the provider's own.
 pub fn is_match_provider(consumer: &Url, provider: &Url) -> bool {

@@ -1,4 +1,5 @@
-//! Heartbeats of one ephemeral instance (§6.3).
+//! Heartbeats of one ephemeral instance (Nacos 1.x client's `BeatReactor`, `PUT
+//! /nacos/v1/ns/instance/beat`).
 //!
 //! A v1 ephemeral instance lives only while it beats. The task beats at the interval the server
 //! asks for (`clientBeatInterval`, default 5 s), always with the full beat JSON (a server that

@@ -13,9 +13,9 @@
 //!   --> invoker::RegistryDirectory --> cluster --> load balance --> invoker
 //! ```
 //!
-//! and makes a Rust consumer see in Nacos exactly what a Dubbo 3.3 Java consumer sees (fact
-//! sheet §6), while what it registers is found by Java consumers. Everything above the
-//! transport is shared by both transports:
+//! and makes a Rust consumer see in Nacos exactly what a Dubbo 3.3 Java consumer sees (Dubbo's
+//! `NacosRegistry`, `NacosServiceName`; see docs/compatibility.md), while what it registers is
+//! found by Java consumers. Everything above the transport is shared by both transports:
 //!
 //! - **names** ([`name`]): `category:interface:version:group`, `$` → `___`, the
 //!   `nacos.register-compatible` and `nacos.subscribe.legacy-name` opt-ins, and

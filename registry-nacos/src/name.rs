@@ -1,4 +1,5 @@
-//! Nacos service names (fact sheet §6.1–6.2): how Dubbo names what it registers and what a
+//! Nacos service names (Dubbo's `NacosRegistry.getServiceName` and
+//! `NacosServiceName`): how Dubbo names what it registers and what a
 //! subscription asks for, and `NacosServiceName`'s wildcard/range compatibility test.
 //!
 //! Three forms exist:
@@ -233,7 +234,7 @@ impl NacosServiceName {
             && is_concrete_value(self.group.as_deref())
     }
 
-    /// `pattern.isCompatible(concrete)`, exactly as Dubbo 3.3 evaluates it (§6.2, §14.1):
+    /// `pattern.isCompatible(concrete)`, exactly as Dubbo 3.3 evaluates it:
     /// categories equal or in range; interfaces **exactly** equal; then a `*` version or a
     /// `*` group accepts everything (the group `*` skips the version check too); otherwise
     /// version and group must be equal or in range, where a blank pattern field matches

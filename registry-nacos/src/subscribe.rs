@@ -1,5 +1,5 @@
-//! One subscription (§6.4): which Nacos service names it covers, and the task that turns their
-//! instance lists into ordered, complete provider notifications.
+//! One subscription (Dubbo's `NacosRegistry.doSubscribe`): which Nacos service names it covers, and
+//! the task that turns their instance lists into ordered, complete provider notifications.
 //!
 //! - Concrete consumer (`interface`, `version`, `group` without `*` or `,`): the name
 //!   `providers:interface:version:group`, plus the legacy name when

@@ -2,9 +2,9 @@
 //!
 //! Each watched path reports its full visible list; the aggregate publishes, per category, the
 //! concatenation of its paths (one path for a normal subscription, one per service for
-//! interface `*`) with `empty://` for "none" (§4.4) and `enable-empty-protection`. Publishing goes
-//! through [`Publisher::publish_if_changed`], so unchanged lists are not re-sent and a slow
-//! consumer gets coalesced lists. Notification is immediate (no `delay-notification`
+//! interface `*`) with `empty://` for "none" (`toUrlsWithEmpty`) and `enable-empty-protection`.
+//! Publishing goes through [`Publisher::publish_if_changed`], so unchanged lists are not re-sent
+//! and a slow consumer gets coalesced lists. Notification is immediate (no `delay-notification`
 //! throttle and no double notify: divergence `zk-notify-immediately`).
 
 use std::collections::BTreeMap;

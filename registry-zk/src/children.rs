@@ -1,4 +1,5 @@
-//! Child → URL conversion (§4.4) and the incremental child set of one watched category path.
+//! Child → URL conversion (`CacheableFailbackRegistry.toUrlsWithEmpty`) and the incremental child
+//! set of one watched category path.
 //!
 //! The set is keyed by the raw (encoded) child name, so an unchanged child keeps its parsed
 //! [`Url`] object across events and re-lists: applying one `NodeCreated`/`NodeDeleted` costs
@@ -62,7 +63,7 @@ pub fn convert_child(kind: PathKind, consumer: &Url, raw: &str) -> Option<Url> {
     if kind == PathKind::Providers {
         // Dubbo 3.x builds a ServiceAddressURL (interface through the consumer) and filters it
         // with isMatch; a child without params skips that filter, but AbstractRegistry#notify
-        // applies the same isMatch to everything it delivers (§4.4), so it survives only for a
+        // applies the same isMatch to everything it delivers, so it survives only for a
         // consumer without group and version.
         return is_match_service_address(consumer, &url).then_some(url);
     }

@@ -1,7 +1,7 @@
 //! # registry-zk
 //!
-//! The ZooKeeper backend of the Dubbo-compatible subscription engine (fact sheet §4). It sits
-//! at the start of the flow:
+//! The ZooKeeper backend of the Dubbo-compatible subscription engine (Dubbo's `ZookeeperRegistry`).
+//! It sits at the start of the flow:
 //!
 //! ```text
 //! ZooKeeper --(persistent recursive watches)--> ZkBackend --> FailbackRegistry
@@ -17,9 +17,10 @@
 //!   initial plain `getChildren`; `NodeCreated`/`NodeDeleted` events are applied incrementally to
 //!   a per-path [`children::ChildSet`] that reuses the parsed `Url` of unchanged children, so one
 //!   change among 50k providers costs one parse plus one list publish. Bursts coalesce.
-//!   Children are converted as Dubbo 3.3 does (§4.4) except that the provider's `timestamp` and
-//!   `pid` are kept (divergence `zk-keep-timestamp`), and notifications are immediate
-//!   (divergence `zk-notify-immediately`). Interface `*` watches the root for new services.
+//!   Children are converted as Dubbo 3.3 does (`toUrlsWithEmpty`) except that the provider's
+//!   `timestamp` and `pid` are kept (divergence `zk-keep-timestamp`), and notifications are
+//!   immediate (divergence `zk-notify-immediately`). Interface `*` watches the root for new
+//!   services.
 //! - **Connection trouble never blanks a list.** On every reconnect the persistent watches are
 //!   added again (zookeeper-client 0.11.2 does not re-send them) and every path is re-listed;
 //!   only real changes are published. After session expiry a new session is opened,

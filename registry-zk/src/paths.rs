@@ -1,4 +1,5 @@
-//! Dubbo's ZooKeeper layout (§4.1) and child-name helpers as pure functions.
+//! Dubbo's ZooKeeper layout (`ZookeeperRegistry.toCategoryPath`, `toUrlPath`) and child-name
+//! helpers as pure functions.
 //!
 //! ```text
 //! <root>/<URL.encode(interface)>/<category>/<URL.encode(url.to_full_string())>
@@ -102,7 +103,7 @@ pub fn direct_child<'a>(parent: &str, event_path: &'a str) -> Option<&'a str> {
 /// removes the first `timestamp%3D…` up to and including the next `%26` (or to the end), then
 /// the same for `pid%3D`, then a trailing `%26` and a trailing `%3F`.
 ///
-/// The match is a substring test, so `remote.timestamp%3D…` is hit too (§14.4). This crate
+/// The match is a substring test, so `remote.timestamp%3D…` is hit too, as in Dubbo. This crate
 /// reproduces the function exactly but does **not** apply it to published URLs: the provider's
 /// `timestamp` is kept so warm-up works (divergence `zk-keep-timestamp`).
 pub fn strip_variable_keys(raw: &str) -> Cow<'_, str> {

@@ -500,7 +500,7 @@ async fn unregister_empty(cx: &Cx, p: Arc<dyn Registry>, c: Arc<dyn Registry>) {
         && e.param("version") == Some("1.0.0");
     if !ok {
         cx.fail(&format!(
-            "empty URL must be built from the consumer (§4.4): {e}"
+            "empty URL must be built from the consumer (toUrlsWithEmpty): {e}"
         ));
     }
     drop(w);

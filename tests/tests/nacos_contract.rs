@@ -10,12 +10,12 @@ use tests::contract::{run_case, Capabilities, Case};
 
 fn caps() -> Capabilities {
     Capabilities {
-        // Nacos carries providers (and consumers) only: no configurators/routers (§6.4).
+        // Nacos carries providers (and consumers) only: no configurators/routers (`NacosRegistry`).
         configurators: false,
         routers: false,
         // Dubbo reaches `consumers:` names only through a non-concrete subscription.
         consumers: false,
-        // Interface `*` matches nothing outside `admin://` (§6.4).
+        // Interface `*` matches nothing outside `admin://` (`NacosRegistry.doSubscribe`).
         any_interface: false,
         wildcards: true,
         // Nacos v1 ephemeral instances only.

@@ -31,7 +31,7 @@ pub fn request() -> Request {
     }
 }
 
-/// Writes the request body the way a Dubbo2 consumer does (transport.md §1.2).
+/// Writes the request body the way a Dubbo2 consumer does (`DubboCodec.encodeRequestData`).
 pub fn encode_request(e: &mut Encoder, r: &Request) -> Result<(), Error> {
     e.clear();
     e.write_str("2.0.2");

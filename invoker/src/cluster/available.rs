@@ -1,4 +1,5 @@
-//! Available (§8.2): the first available invoker in list order, no load balancing.
+//! Available (`AvailableClusterInvoker`): the first available invoker in list order, no load
+//! balancing.
 
 use super::core::ClusterCore;
 use crate::invoker_set::InvokerSet;

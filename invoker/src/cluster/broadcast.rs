@@ -1,4 +1,4 @@
-//! Broadcast (§8.2): call every invoker in turn; report the last failure.
+//! Broadcast (`BroadcastClusterInvoker`): call every invoker in turn; report the last failure.
 
 use registry_core::Url;
 use tracing::warn;

@@ -1,4 +1,4 @@
-//! [`ClusterCore`]: what every cluster strategy shares (Dubbo's `AbstractClusterInvoker`, §8.1):
+//! [`ClusterCore`]: what every cluster strategy shares (Dubbo's `AbstractClusterInvoker`):
 //! the destroyed check, listing and checking invokers, choosing the load balancer, and
 //! `select` / `doSelect` / `reselect` with sticky and availablecheck.
 //!
@@ -162,7 +162,8 @@ impl ClusterCore {
             .param_bool("cluster.availablecheck", true)
     }
 
-    /// Dubbo's `select` (§8.1): sticky reuse, else `do_select`. `None` only for an empty set.
+    /// Dubbo's `AbstractClusterInvoker.select`: sticky reuse, else `do_select`. `None` only for an
+    /// empty set.
     ///
     /// `selected` holds the invokers already tried in this call (compared by identity).
     pub fn select(

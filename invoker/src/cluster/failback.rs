@@ -1,4 +1,5 @@
-//! Failback (§8.2): on failure return an empty result and retry in the background.
+//! Failback (`FailbackClusterInvoker`): on failure return an empty result and retry in the
+//! background.
 //!
 //! Retries are bounded: at most `retries` background attempts per failed call (consumer URL,
 //! service level, default 3, negative → 3, 0 → none) and at most `failbacktasks` pending

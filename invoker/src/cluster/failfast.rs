@@ -1,4 +1,4 @@
-//! Failfast (§8.2): one attempt; any failure is reported at once.
+//! Failfast (`FailfastClusterInvoker`): one attempt; any failure is reported at once.
 
 use super::core::ClusterCore;
 use crate::invoker_set::InvokerSet;

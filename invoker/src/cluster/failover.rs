@@ -1,5 +1,5 @@
-//! Failover (§8.2, the default): try another provider on a non-biz failure, up to
-//! `retries + 1` attempts.
+//! Failover (`FailoverClusterInvoker`, the default): try another provider on a non-biz failure, up
+//! to `retries + 1` attempts.
 
 use std::sync::Arc;
 

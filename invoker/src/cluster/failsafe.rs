@@ -1,4 +1,4 @@
-//! Failsafe (§8.2): failures are logged and an empty result is returned.
+//! Failsafe (`FailsafeClusterInvoker`): failures are logged and an empty result is returned.
 
 use tracing::error;
 

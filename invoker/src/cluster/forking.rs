@@ -1,4 +1,4 @@
-//! Forking (§8.2): call several providers in parallel; the first answer wins.
+//! Forking (`ForkingClusterInvoker`): call several providers in parallel; the first answer wins.
 //!
 //! The forks are futures polled together in this call; when one answers, the others are
 //! dropped, which cancels them. **Divergence** (`forking-timeout-is-error`): when no fork

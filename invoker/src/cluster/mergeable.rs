@@ -1,4 +1,4 @@
-//! Mergeable (§7.2 item 5): the top-level cluster of a multi-group reference (`group=*` or a
+//! Mergeable: the top-level cluster of a multi-group reference (`group=*` or a
 //! list of more than one name), Dubbo's `MergeableClusterInvoker`. The directory hands it one
 //! invoker per group (each a cluster of the consumer's own strategy over that group's
 //! providers), or the bare providers when only one group is present.

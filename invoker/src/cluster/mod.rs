@@ -1,6 +1,6 @@
-//! Cluster invokers (§8): one invoker in front of a [`Directory`] that chooses a provider per
-//! call and handles failures by a strategy named by the consumer URL's `cluster` parameter
-//! (default `failover`).
+//! Cluster invokers (Dubbo's `AbstractClusterInvoker` and its strategies): one invoker in front of
+//! a [`Directory`] that chooses a provider per call and handles failures by a strategy named by the
+//! consumer URL's `cluster` parameter (default `failover`).
 //!
 //! Entry point: [`join`] (or [`join_with`]) returns a [`MockClusterInvoker`] wrapping the
 //! cluster-level filters ([`ClusterOptions::layers`]) wrapping the strategy, exactly like

@@ -1,5 +1,5 @@
-//! Configurators (§7.1, §7.4): `override://` and `absent://` URLs from the `configurators`
-//! category that rewrite provider URLs and the consumer (directory) URL.
+//! Configurators (Dubbo's `AbstractConfigurator`): `override://` and `absent://` URLs from the
+//! `configurators` category that rewrite provider URLs and the consumer (directory) URL.
 //!
 //! [`to_configurators`] turns a notified batch into the ordered list (sorted by host string,
 //! then `priority` ascending; applied in that order so later ones win), and

@@ -1,8 +1,8 @@
-//! The provider URL an invoker is referred with (§5, §7.2 step 3): provider params merged
-//! with the consumer params, configurators applied, `check=false`, `mock` removed.
+//! The provider URL an invoker is referred with (`RegistryDirectory.toInvokers`): provider params
+//! merged with the consumer params, configurators applied, `check=false`, `mock` removed.
 //!
-//! - 3.x ([`DubboCompat::V3`]): [`ServiceAddressUrl`] layering (§5.1), flattened.
-//! - 2.7 and 3.x plain URLs: [`merge_url`] (`ClusterUtils.mergeUrl`, §5.2).
+//! - 3.x ([`DubboCompat::V3`]): [`ServiceAddressUrl`] layering, flattened.
+//! - 2.7 and 3.x plain URLs: [`merge_url`] (`ClusterUtils.mergeUrl`).
 //! - 2.6: [`merge_url_26`] (the provider's `dubbo`/`group`/`version`/`methods` win).
 
 use registry_core::{ServiceAddressUrl, Url};
@@ -112,7 +112,7 @@ pub fn is_mock_provider(url: &Url) -> bool {
     url.protocol() == Some("mock")
 }
 
-/// The URL the directory refers a provider with (§7.2 step 3).
+/// The URL the directory refers a provider with (`RegistryDirectory.toInvokers`).
 pub fn invoker_url(
     provider: &Url,
     consumer: &Url,

@@ -3,7 +3,7 @@
 //! [`Directory::list`] returns an immutable [`InvokerSet`] snapshot: no lock is taken and
 //! nothing is allocated in steady state (an `Arc` clone).
 //!
-//! [`RegistryDirectory`] follows a registry subscription (§7):
+//! [`RegistryDirectory`] follows a registry subscription (Dubbo's `RegistryDirectory`):
 //! - notified URLs are classified as configurators (`override://`, `absent://`, category
 //!   `configurators`), routers (`route://`, category `routers`) or providers;
 //! - configurators ([`configurator`]) are ordered by host then `priority` and applied to every

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::router::{Router, RouterFactory};
 use crate::rpc::SharedInvoker;
 
-/// Which Dubbo generation's rules to follow where they differ (§13).
+/// Which Dubbo generation's rules to follow where they differ (see docs/compatibility.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
 pub enum DubboCompat {
     /// 2.6.x: `ClusterUtils.mergeUrl` with provider-wins keys, a parameterless configurator
@@ -36,7 +36,7 @@ impl DubboCompat {
     }
 }
 
-/// The per-method invoker cache (§7.3).
+/// The per-method invoker cache (Dubbo 2.6's `RegistryDirectory.methodInvokerMap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MethodCacheMode {
     /// Dubbo 2.7+/3.x: every invoker serves every method (one shared list).

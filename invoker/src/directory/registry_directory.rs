@@ -1,4 +1,5 @@
-//! [`RegistryDirectory`] (§7): the directory that follows a registry subscription.
+//! [`RegistryDirectory`] (Dubbo's `RegistryDirectory`): the directory that follows a registry
+//! subscription.
 //!
 //! Notifications are applied under a mutex (one writer); readers never lock: each change
 //! publishes a new immutable [`Snapshot`] through `ArcSwap`, and [`Directory::list`] is a
@@ -612,7 +613,7 @@ impl RegistryDirectory {
         st.rules.url_rules = rules;
     }
 
-    /// `refreshOverrideAndInvoker` + `refreshInvoker` (§7.2).
+    /// `refreshOverrideAndInvoker` + `refreshInvoker`.
     fn refresh(&self, st: &mut State, providers: &[Url], cfg_changed: bool, routers_changed: bool) {
         if cfg_changed {
             let local = self.consumer.host().unwrap_or("");

@@ -1,8 +1,8 @@
 //! The immutable snapshot a [`super::RegistryDirectory`] publishes after each change.
 //!
 //! `list` loads it through an `ArcSwap` (no lock) and returns one of its prebuilt
-//! [`InvokerSet`]s (an `Arc` clone): the shared list (3.x), the 2.6 per-method lists (§7.3),
-//! or the `mock://` providers.
+//! [`InvokerSet`]s (an `Arc` clone): the shared list (3.x), the 2.6 per-method lists
+//! (`methodInvokerMap`), or the `mock://` providers.
 
 use std::sync::Arc;
 

@@ -7,8 +7,8 @@
 //!   value), and only a URL found neither way is merged and referred;
 //! - entries not seen in the list are retired; their invokers are returned to the caller,
 //!   which destroys them after publishing the new snapshot;
-//! - invokers are shared by **merged** URL (Dubbo's cache key, §7.2), so two provider URLs
-//!   that merge to the same URL share one invoker, and a changed provider URL whose merged URL
+//! - invokers are shared by **merged** URL (the key of Dubbo's `urlInvokerMap`), so two provider
+//!   URLs that merge to the same URL share one invoker, and a changed provider URL whose merged URL
 //!   is unchanged keeps its invoker.
 
 use std::collections::HashMap;
@@ -86,7 +86,8 @@ struct Referred {
 pub(crate) struct Applied {
     /// The table changed (a new snapshot is needed).
     pub changed: bool,
-    /// The list had no valid provider: the old entries were kept (§7.2 step 4).
+    /// The list had no valid provider: the old entries were kept (as
+    /// `RegistryDirectory.refreshInvoker`).
     pub kept_old: bool,
     /// Invokers no longer used: destroy them after publishing.
     pub retired: Vec<SharedInvoker>,
@@ -379,7 +380,7 @@ impl ProviderTable {
     /// caller passes a filter that is true for every provider a configurator of the old or
     /// the new list may touch, so the others keep their merged URL unchanged). Entries whose
     /// merged URL is unchanged keep their invoker. When the result would have no valid
-    /// provider while there was one, nothing changes (§7.2 step 4).
+    /// provider while there was one, nothing changes (as `RegistryDirectory.refreshInvoker`).
     pub(super) fn remerge(&mut self, ctx: &Ctx<'_>, affected: &dyn Fn(&Entry) -> bool) -> Applied {
         let valid_before = self.valid();
         let mut plan: Vec<(u32, Url, Option<SharedInvoker>)> = Vec::new();

@@ -200,7 +200,8 @@ fn disabled_wins_over_enabled() {
         u(&format!("override://10.20.30.141:9091/{S}?disabled=true")),
     ]);
     assert_eq!(hosts(&d, &call()), ["10.20.30.140:9091"]);
-    // Disabling every provider would leave none: the current invokers are kept (§7.2 step 4).
+    // Disabling every provider would leave none: the current invokers are kept (as
+    // `RegistryDirectory.refreshInvoker`).
     d.notify(&[u(&format!(
         "override://10.20.30.141:9091/{S}?disabled=true"
     ))]);

@@ -1,5 +1,6 @@
-//! ActiveLimit (§11.1): a per-method concurrency limit on each provider, plus the call
-//! counting ([`crate::status::RpcStatus`]) that `leastactive`, `shortestresponse` and `p2c` read.
+//! ActiveLimit (`ActiveLimitFilter`): a per-method concurrency limit on each provider, plus the
+//! call counting ([`crate::status::RpcStatus`]) that `leastactive`, `shortestresponse` and `p2c`
+//! read.
 //!
 //! - `max = getMethodParameter(method, "actives", 0)` of the invoker URL; `<= 0` = unlimited
 //!   (calls are still counted).

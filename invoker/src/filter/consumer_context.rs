@@ -1,4 +1,4 @@
-//! ConsumerContext (§11.2): carries the caller's context into every call.
+//! ConsumerContext (`ConsumerContextFilter`): carries the caller's context into every call.
 //!
 //! A [`CallContext`] is the Rust shape of Dubbo's `RpcContext`: server attachments (of the
 //! request being served, when a provider calls on), client attachments set by the caller,

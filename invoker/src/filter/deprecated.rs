@@ -1,5 +1,5 @@
-//! Deprecated (§11.3): logs an ERROR once per `Interface.method` when the invoker URL marks
-//! the method `deprecated=true` (method level or service level).
+//! Deprecated (`DeprecatedFilter`): logs an ERROR once per `Interface.method` when the invoker URL
+//! marks the method `deprecated=true` (method level or service level).
 //!
 //! Message: `The service method <Iface>.<m>(<SimpleTypes>) is DEPRECATED! Declare from <url>`.
 //!

@@ -1,4 +1,4 @@
-//! Future (§11.4): per-method `oninvoke` / `onreturn` / `onthrow` callbacks.
+//! Future (`FutureFilter`): per-method `oninvoke` / `onreturn` / `onthrow` callbacks.
 //!
 //! Callbacks are registered per method name on the [`FutureLayer`] (Dubbo reads them from the
 //! consumer model attribute `async-method-info`). `oninvoke` runs before the call, `onreturn`

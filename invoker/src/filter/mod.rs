@@ -1,6 +1,6 @@
-//! Consumer filters (§11), composed like layers: each [`InvokerLayer`] wraps an invoker in
-//! another invoker, so a chain is built once (when the directory refers a provider) and a
-//! call just walks it.
+//! Consumer filters (Dubbo's consumer `Filter` and `ClusterFilter` chain), composed like layers:
+//! each [`InvokerLayer`] wraps an invoker in another invoker, so a chain is built once (when the
+//! directory refers a provider) and a call just walks it.
 
 use std::fmt::Debug;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! `consistenthash` (§10.2): a ketama ring of MD5 virtual nodes per service key + method.
+//! `consistenthash` (`ConsistentHashLoadBalance`): a ketama ring of MD5 virtual nodes per service
+//! key + method.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Weak};

@@ -1,5 +1,5 @@
-//! `leastactive` (§10.2): the invokers with the fewest active calls of this method, then
-//! weighted random among them.
+//! `leastactive` (`LeastActiveLoadBalance`): the invokers with the fewest active calls of this
+//! method, then weighted random among them.
 //!
 //! From [`MIN_INDEX_THRESHOLD`] invokers on (and while no invoker warms up) the choice is made
 //! through a segment tree kept current on call begin/end (`min_index`): the same rule,

@@ -1,4 +1,5 @@
-//! Load balancers (§10): pure, seedable pickers over an [`InvokerSet`].
+//! Load balancers (Dubbo's `AbstractLoadBalance` and its subclasses): pure, seedable pickers over
+//! an [`InvokerSet`].
 //!
 //! | name | algorithm | cost per select |
 //! |---|---|---|

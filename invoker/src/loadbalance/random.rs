@@ -1,4 +1,4 @@
-//! `random` (§10.2): weighted random over the precomputed cumulative weights.
+//! `random` (`RandomLoadBalance`): weighted random over the precomputed cumulative weights.
 
 use super::{with_weights, Clock, LoadBalance, Rand, WeightView};
 use crate::invoker_set::InvokerSet;
@@ -6,7 +6,7 @@ use crate::rpc::Invocation;
 
 /// Weighted random. By default every set is weighted (uniform when all weights are equal);
 /// [`RandomLoadBalance::dubbo_first_invoker_rule`] reproduces Dubbo 3.x, which weights only
-/// when the **first** invoker has a `weight` or `timestamp` parameter (§14.7, a documented
+/// when the **first** invoker has a `weight` or `timestamp` parameter (a documented
 /// divergence: rule `random-weights-any-invoker`).
 #[derive(Debug)]
 pub struct RandomLoadBalance {

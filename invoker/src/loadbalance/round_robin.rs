@@ -1,5 +1,5 @@
-//! `roundrobin` (§10.2): smooth weighted round robin, state per `serviceKey.method` and per
-//! invoker identity.
+//! `roundrobin` (`RoundRobinLoadBalance`): smooth weighted round robin, state per
+//! `serviceKey.method` and per invoker identity.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

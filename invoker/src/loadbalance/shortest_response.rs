@@ -1,5 +1,5 @@
-//! `shortestresponse` (§10.2): the invokers with the lowest estimated response time in the
-//! current sliding window, then weighted random among them.
+//! `shortestresponse` (`ShortestResponseLoadBalance`): the invokers with the lowest estimated
+//! response time in the current sliding window, then weighted random among them.
 //!
 //! From [`MIN_INDEX_THRESHOLD`] invokers on (and while no invoker warms up) the choice is made
 //! through a segment tree kept current on call begin/end and rebuilt once per window

@@ -1,4 +1,4 @@
-//! Result mergers for multi-group references (§7.2 item 5): what
+//! Result mergers for multi-group references (Dubbo's `MergerFactory` and `Merger`): what
 //! [`crate::cluster::mergeable`] uses to combine the answers of every group when a method has
 //! a `merger`.
 //!

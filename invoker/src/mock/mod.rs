@@ -1,4 +1,4 @@
-//! Mock (§9): service degradation.
+//! Mock (Dubbo's `MockClusterInvoker` and `MockInvoker`): service degradation.
 //!
 //! [`MockClusterInvoker`] wraps every cluster. Per call it reads
 //! `consumerUrl.method_param(method, "mock")` (method level beats service level):

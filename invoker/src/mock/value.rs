@@ -1,4 +1,5 @@
-//! `parseMockValue` (§9): the value of a `return <v>` mock, typed by the method's return type.
+//! `MockInvoker.parseMockValue`: the value of a `return <v>` mock, typed by the method's return
+//! type.
 
 use serde_json::{Map, Value};
 
@@ -251,7 +252,7 @@ fn mock_error(msg: String) -> RpcError {
     RpcError::new(RpcErrorCode::Unknown, msg)
 }
 
-/// `MockInvoker.parseMockValue(mock, returnTypes)` (§9), in Dubbo's order:
+/// `MockInvoker.parseMockValue(mock, returnTypes)`, in Dubbo's order:
 /// 1. `empty` → [`empty_value`] of the return type;
 /// 2. `null`, `true`, `false` (case-sensitive);
 /// 3. `"x"` / `'x'` → `x`;

@@ -1,4 +1,4 @@
-//! The mock selector (Dubbo's `MockInvokersSelector`, §9): `mock://` providers are hidden
+//! The mock selector (Dubbo's `MockInvokersSelector`): `mock://` providers are hidden
 //! from normal calls and are the only ones returned when the invocation carries
 //! `invocation.need.mock=true`.
 //!

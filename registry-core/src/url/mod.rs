@@ -1,4 +1,5 @@
-//! The Dubbo URL model (§1): parsing, parameters, method parameters, keys and string forms.
+//! The Dubbo URL model (Dubbo's `URL`, `URLStrParser`, `URLParam`): parsing, parameters, method
+//! parameters, keys and string forms.
 //!
 //! A [`Url`] is immutable and cheap to clone (one `Arc`). Parameters are split into a table that
 //! is shared (interned by content) between every URL with the same stable parameters, plus the
@@ -67,7 +68,7 @@ pub(crate) struct UrlParts<'a> {
 }
 
 impl Url {
-    /// Parses a decoded URL string exactly like Dubbo 3.x `URL.valueOf` (§1.1).
+    /// Parses a decoded URL string exactly like Dubbo 3.x `URL.valueOf`.
     ///
     /// ```
     /// let u = registry_core::Url::parse("dubbo://10.0.0.1:20880/com.foo.Bar?version=1.0").unwrap();
@@ -285,7 +286,7 @@ impl Url {
         }
     }
 
-    /// `getParameter(k, String[])`: the value split with `COMMA_SPLIT` (§ notation).
+    /// `getParameter(k, String[])`: the value split with `COMMA_SPLIT`.
     pub fn param_list(&self, key: &str) -> Vec<&str> {
         non_empty(self.param(key))
             .map(comma_split)
@@ -306,7 +307,7 @@ impl Url {
         }
     }
 
-    // ----- method parameters (§1.4) -----
+    // ----- method parameters (`URLParam`, `URL.getMethodParameter`) -----
 
     /// `getMethodParameterStrict(m, k)`: the `<m>.<k>` value, absent when a non-empty `methods`
     /// param does not contain `m` (a substring test, as Dubbo does).
@@ -367,7 +368,7 @@ impl Url {
             .map(|(_, v)| v)
     }
 
-    // ----- identity (§1.5) -----
+    // ----- identity (`URL.getServiceKey`, `toFullString`) -----
 
     /// `getServiceInterface()`: the `interface` param if non-empty, else the path.
     pub fn service_interface(&self) -> Option<&str> {

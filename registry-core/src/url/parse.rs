@@ -1,4 +1,4 @@
-//! `URL.valueOf` (3.x `URLStrParser.parseDecodedStr`) and `URLStrParser.parseEncodedStr` (§1.1).
+//! `URL.valueOf` (3.x `URLStrParser.parseDecodedStr`) and `URLStrParser.parseEncodedStr`.
 //!
 //! The body parser mirrors Dubbo's index arithmetic exactly (absolute `> 0` tests, the `#` cut,
 //! the "`:` is the last character" rule), because registry data is produced by Java.

@@ -1,4 +1,4 @@
-//! `ServiceAddressURL` (§5.1): a provider URL as a 3.x consumer sees it, layered over the
+//! `ServiceAddressURL`: a provider URL as a 3.x consumer sees it, layered over the
 //! consumer URL and an optional override (configurator) URL without copying either.
 
 use std::fmt;

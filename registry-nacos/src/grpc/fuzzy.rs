@@ -1,4 +1,5 @@
-//! Naming fuzzy watch (Nacos 3.0+, server ability `fuzzyWatch`; fact sheet §3.2, §3.3): the
+//! Naming fuzzy watch (Nacos 3.0+, server ability `fuzzyWatch`; Nacos's `NamingFuzzyWatchRequest`
+//! and `NamingFuzzyWatchChangeNotifyRequest`): the
 //! server tells the client which service names of a pattern exist and pushes every service
 //! that appears or goes, so a wildcard subscription needs no `ServiceListRequest` scans.
 //!

@@ -1,5 +1,5 @@
 //! [`Link`]: one established gRPC connection to one Nacos server, and the handshake that
-//! makes it usable (fact sheet §2.1, §9):
+//! makes it usable (Nacos's `GrpcClient.connectToServer`):
 //!
 //! 1. a fresh HTTP/2 connection (`Endpoint::connect`, h2c, no HTTP/2 keepalive pings,
 //!    decoding limit 64 MiB so a 10k-instance service fits); over TLS (ALPN h2, `https`) when

@@ -1,4 +1,5 @@
-//! Nacos naming over gRPC (fact sheet §2.3, §2.4, §3.2): [`GrpcNaming`] registers and
+//! Nacos naming over gRPC (Nacos's `NamingGrpcClientProxy` and
+//! `NamingGrpcRedoService`): [`GrpcNaming`] registers and
 //! deregisters instances, lists service names, queries a service, and is the push-fed
 //! [`ChangeSource`] of the subscriptions.
 //!

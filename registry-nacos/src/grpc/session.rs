@@ -1,7 +1,7 @@
-//! The gRPC session: **one task owns the connection** (fact sheet §2). It connects (rotating
-//! across the server list with a 100 ms … 5 s backoff), redoes registrations, subscriptions
-//! and config listeners after every (re)connect, answers every server request on the stream
-//! (pushes acked with their `requestId`, ClientDetection, ConnectReset, SetupAck), sends a
+//! The gRPC session: **one task owns the connection** (as Nacos's `RpcClient`). It connects
+//! (rotating across the server list with a 100 ms … 5 s backoff), redoes registrations,
+//! subscriptions and config listeners after every (re)connect, answers every server request on the
+//! stream (pushes acked with their `requestId`, ClientDetection, ConnectReset, SetupAck), sends a
 //! HealthCheck after 5 s without traffic, and applies every snapshot in the order it arrived:
 //! pushes, subscribe replies and config changes are all handled inside this one task, so a
 //! subscription never sees an older list after a newer one.

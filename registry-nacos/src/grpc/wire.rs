@@ -1,4 +1,5 @@
-//! The JSON bodies this client sends and reads over gRPC (fact sheet §3). Every request
+//! The JSON bodies this client sends and reads over gRPC (Nacos's `Request`/`Response` classes of
+//! `api/naming/remote`, `api/remote`). Every request
 //! carries `headers: {}` and its `module`; replies are read leniently (every field optional,
 //! unknown fields ignored); success is `resultCode == 200`.
 

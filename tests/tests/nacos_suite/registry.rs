@@ -383,8 +383,8 @@ async fn consumers_are_registered_only_when_asked() {
     let r = registry(&addr, &ns, "&register-consumer-url=true");
     r.register(&consumer).await.unwrap();
     assert_eq!(raw_services(&addr, &ns).await, [format!("consumers:{s}::")]);
-    // A concrete interface forces the providers category (§6.2): only `admin://` with interface
-    // `*` reaches `consumers:` names.
+    // A concrete interface forces the providers category (`NacosServiceName`): only `admin://` with
+    // interface `*` reaches `consumers:` names.
     let any = Url::parse(
         "admin://127.0.0.1/*?interface=*&category=consumers&version=*&group=*&check=false",
     )
