@@ -6,7 +6,7 @@
 //! ```no_run
 //! let ca = tests::certs::TestCa::new("demo");
 //! let server = ca.server("provider", &["127.0.0.1", "localhost"]);
-//! let client = ca.client("consumer");
+//! let client = ca.client("consumer", "consumer");
 //! // server.cert / server.key / server.combined (key + chain), ca.ca_pem()
 //! # let _ = (server, client);
 //! ```
