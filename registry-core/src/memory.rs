@@ -14,10 +14,10 @@
 //!   published;
 //! - a consumer with interface `*` sees every service, including services registered later;
 //!   its notifications carry the union over all services;
-//! - registrations belong to the handle that made them: [`Registry::destroy`] removes the
+//! - registrations belong to the handle that made them: [`Registry::destroy`](crate::Registry::destroy) removes the
 //!   dynamic ones, and so does dropping the last handle (like a closed ZooKeeper session);
 //!   `dynamic=false` registrations stay in the store;
-//! - [`Registry::lookup`] returns the matching URLs of every subscribed category, without
+//! - [`Registry::lookup`](crate::Registry::lookup) returns the matching URLs of every subscribed category, without
 //!   `empty://`.
 //!
 //! Stores: [`MemoryRegistry::new`] makes an isolated store; [`MemoryRegistry::connect`] with
