@@ -153,23 +153,7 @@ impl MethodMetrics {
     fn finished(&self, outcome: Outcome, took: Duration) {
         self.processing.decrement(1.0);
         let c = &self.counters.0;
-        let add = |s: Slot| c[s as usize].increment(1);
-        match outcome {
-            Outcome::Succeed => add(Slot::Succeed),
-            Outcome::Business => add(Slot::Business),
-            Outcome::Timeout => add(Slot::Timeout),
-            Outcome::Limit => add(Slot::Limit),
-            Outcome::Codec => add(Slot::Codec),
-            Outcome::Network => add(Slot::Network),
-            Outcome::Forbidden => {
-                add(Slot::Unknown);
-                add(Slot::ServiceUnavailable);
-            }
-            Outcome::Unknown => add(Slot::Unknown),
-        }
-        if outcome.is_failure() {
-            add(Slot::FailedTotal);
-        }
+        outcome.for_each_slot(|s| c[s as usize].increment(1));
         self.rt.record(took);
         if let Some(a) = &self.agg {
             let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);

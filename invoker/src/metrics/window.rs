@@ -42,6 +42,30 @@ pub enum Slot {
     ServiceUnavailable,
 }
 
+impl Outcome {
+    /// Runs `f` with every counter slot a call of this outcome adds one to (its own slot,
+    /// `FailedTotal` for a failure; a forbidden call counts as unknown *and* service
+    /// unavailable, as Java's two filters do).
+    pub fn for_each_slot(self, mut f: impl FnMut(Slot)) {
+        match self {
+            Outcome::Succeed => f(Slot::Succeed),
+            Outcome::Business => f(Slot::Business),
+            Outcome::Timeout => f(Slot::Timeout),
+            Outcome::Limit => f(Slot::Limit),
+            Outcome::Codec => f(Slot::Codec),
+            Outcome::Network => f(Slot::Network),
+            Outcome::Forbidden => {
+                f(Slot::Unknown);
+                f(Slot::ServiceUnavailable);
+            }
+            Outcome::Unknown => f(Slot::Unknown),
+        }
+        if self.is_failure() {
+            f(Slot::FailedTotal);
+        }
+    }
+}
+
 /// Number of [`Slot`]s.
 pub const SLOTS: usize = 10;
 
@@ -200,25 +224,9 @@ impl CallWindow {
     /// A call finished at `now` with `outcome` after `rt_us` microseconds.
     pub fn finished(&self, now: u64, outcome: Outcome, rt_us: u64) {
         let p = self.pane(now);
-        let add = |s: Slot| {
+        outcome.for_each_slot(|s| {
             p.counts[s as usize].fetch_add(1, Ordering::Relaxed);
-        };
-        match outcome {
-            Outcome::Succeed => add(Slot::Succeed),
-            Outcome::Business => add(Slot::Business),
-            Outcome::Timeout => add(Slot::Timeout),
-            Outcome::Limit => add(Slot::Limit),
-            Outcome::Codec => add(Slot::Codec),
-            Outcome::Network => add(Slot::Network),
-            Outcome::Forbidden => {
-                add(Slot::Unknown);
-                add(Slot::ServiceUnavailable);
-            }
-            Outcome::Unknown => add(Slot::Unknown),
-        }
-        if outcome.is_failure() {
-            add(Slot::FailedTotal);
-        }
+        });
         p.min_us.fetch_min(rt_us, Ordering::Relaxed);
         p.max_us.fetch_max(rt_us, Ordering::Relaxed);
         p.sum_us.fetch_add(rt_us, Ordering::Relaxed);
