@@ -544,10 +544,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(conn: Arc<Conn>, mut wr: W, stall: Du
                         break 'outer;
                     }
                     Err(_) => {
-                        conn.shutdown(&format!(
-                            "write stalled: no byte accepted for {} ms (the provider is not reading)",
-                            stall.as_millis()
-                        ));
+                        conn.shutdown(&stalled(stall));
                         break 'outer;
                     }
                 }
@@ -564,10 +561,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(conn: Arc<Conn>, mut wr: W, stall: Du
                     break 'outer;
                 }
                 Err(_) => {
-                    conn.shutdown(&format!(
-                        "write stalled: no byte accepted for {} ms (the provider is not reading)",
-                        stall.as_millis()
-                    ));
+                    conn.shutdown(&stalled(stall));
                     break 'outer;
                 }
             }
@@ -578,4 +572,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(conn: Arc<Conn>, mut wr: W, stall: Du
         }
     }
     let _ = wr.shutdown().await;
+}
+
+/// Why a connection whose writes made no progress for `stall` is given up.
+fn stalled(stall: Duration) -> String {
+    format!(
+        "write stalled: no byte accepted for {} ms (the provider is not reading)",
+        stall.as_millis()
+    )
 }
