@@ -170,15 +170,7 @@ impl<'a> Decoder<'a> {
 
     /// Reads a string (not `null`).
     pub fn read_str(&mut self) -> Result<String, Error> {
-        let start = self.pos;
-        let tag = self.byte("string")?;
-        if !is_string_tag(tag) {
-            return Err(Error::UnexpectedTag {
-                tag,
-                offset: start,
-                expected: "a string",
-            });
-        }
+        let tag = self.string_tag()?;
         self.string(tag)
     }
 
@@ -362,6 +354,12 @@ impl<'a> Decoder<'a> {
 
     /// A string that names a class or a field, shared.
     fn read_name(&mut self) -> Result<Arc<str>, Error> {
+        let tag = self.string_tag()?;
+        self.shared_name(tag)
+    }
+
+    /// The tag of the string that must come next.
+    fn string_tag(&mut self) -> Result<u8, Error> {
         let start = self.pos;
         let tag = self.byte("string")?;
         if !is_string_tag(tag) {
@@ -371,7 +369,7 @@ impl<'a> Decoder<'a> {
                 expected: "a string",
             });
         }
-        self.shared_name(tag)
+        Ok(tag)
     }
 
     /// The string form of an attachment key or value (strings as they are, anything else as
