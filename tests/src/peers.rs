@@ -470,13 +470,7 @@ impl JavaProvider {
             &args,
         )
         .await;
-        let port = |p: &str| {
-            process.ready()["ports"][p]
-                .as_u64()
-                .and_then(|p| u16::try_from(p).ok())
-                .unwrap_or(0)
-        };
-        let (dubbo_port, tri_port, metadata_port) = (port("dubbo"), port("tri"), port("metadata"));
+        let [dubbo_port, tri_port, metadata_port] = ready_ports(&process);
         Some(JavaProvider {
             process,
             dubbo_port,
@@ -727,13 +721,7 @@ impl GoProvider {
             &args,
         )
         .await;
-        let port = |p: &str| {
-            process.ready()["ports"][p]
-                .as_u64()
-                .and_then(|p| u16::try_from(p).ok())
-                .unwrap_or(0)
-        };
-        let (dubbo_port, tri_port, metadata_port) = (port("dubbo"), port("tri"), port("metadata"));
+        let [dubbo_port, tri_port, metadata_port] = ready_ports(&process);
         Some(GoProvider {
             process,
             dubbo_port,
@@ -751,4 +739,15 @@ impl GoProvider {
     pub fn tri_target(&self) -> String {
         format!("tri://127.0.0.1:{}", self.tri_port)
     }
+}
+
+/// The dubbo, tri and metadata ports a provider peer announced in its READY line (0 when
+/// it announced none).
+fn ready_ports(process: &PeerProcess) -> [u16; 3] {
+    ["dubbo", "tri", "metadata"].map(|p| {
+        process.ready()["ports"][p]
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .unwrap_or(0)
+    })
 }
