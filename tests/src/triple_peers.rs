@@ -38,7 +38,27 @@ impl Peer {
             .status()
             .is_ok_and(|s| s.success());
         assert!(ok, "kill -{signal} {pid} failed");
+        if signal == "STOP" {
+            // A stop takes effect when the peer is next scheduled: wait until it is stopped,
+            // so that nothing it was doing (answering a call) finishes after this returns.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while !is_stopped(pid) {
+                assert!(std::time::Instant::now() < deadline, "{pid} did not stop");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
     }
+}
+
+/// Whether process `pid` is stopped (state `T` in `/proc/PID/stat`; Linux).
+fn is_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(|st| st == "T"))
+        })
+        .unwrap_or(true)
 }
 
 /// The repository root.
