@@ -5,11 +5,16 @@
 //! | `zookeeper://[user:pass@]host:port` (feature `zookeeper`) | `registry_zk::ZookeeperRegistry` | `registry_zk::ZkConfigCenter` |
 //! | `nacos://[user:pass@]host:port` (feature `nacos`) | `registry_nacos::NacosRegistry` | `registry_nacos::NacosConfigCenter` |
 //! | `memory://[name]` | [`registry_core::MemoryRegistry`] | [`registry_core::MemoryConfigCenter`] |
+//! | `service-discovery-registry://host:port?registry=zookeeper\|nacos`, or any of the above with `registry-type=service` (feature `app-discovery`) | `app_discovery::ServiceDiscoveryRegistry` (application level, [`crate::app_registry`]) | the same address |
 //!
 //! Every backend is opened with its own `connect(&Url)`; its parameters (ensemble `backup`,
 //! `namespace`, `nacos.transport`, credentials, `check`, ...) are read from the URL as Dubbo
 //! reads them. With [`Connector::timeout`] the whole connect is bounded, and the backends'
 //! own connect/request timeouts default to it.
+//!
+//! [`Connector::levels`] connects both discovery levels of a plain registry URL (what a Java
+//! 3.3 consumer subscribes in its default `APPLICATION_FIRST` step), for
+//! [`crate::ReferenceBuilder::build_levels`].
 //!
 //! As in Dubbo, the config centre defaults to the registry (`useRegistryAsConfigCenterIfNecessary`):
 //! [`config_center_url`] picks the URL.
@@ -21,6 +26,8 @@ use registry_core::url::secret::redact;
 use registry_core::{Registry, SharedConfigCenter, Url};
 
 use crate::error::{Error, Result};
+#[cfg(feature = "app-discovery")]
+use crate::levels::{Level, Levels};
 
 /// The registry and config-centre protocols this build serves.
 pub const PROTOCOLS: &[&str] = &[
@@ -29,6 +36,8 @@ pub const PROTOCOLS: &[&str] = &[
     #[cfg(feature = "nacos")]
     "nacos",
     "memory",
+    #[cfg(feature = "app-discovery")]
+    "service-discovery-registry",
 ];
 
 const REGISTRY: &str = "registry";
@@ -46,6 +55,14 @@ pub async fn connect(url: &str) -> Result<Arc<dyn Registry>> {
     Connector::new(url).registry().await
 }
 
+/// Connects both discovery levels of the registry at `url` ([`Connector::levels`] with
+/// [`Level::All`]): a plain registry URL gets the interface and the application level, an
+/// application-level one (`registry-type=service`) only the latter.
+#[cfg(feature = "app-discovery")]
+pub async fn connect_levels(url: &str) -> Result<Levels> {
+    Connector::new(url).levels(Level::All).await
+}
+
 /// Connects to the config centre at `url` (same URL forms as [`connect`]).
 pub async fn connect_config_center(url: &str) -> Result<SharedConfigCenter> {
     Connector::new(url).config_center().await
@@ -53,13 +70,19 @@ pub async fn connect_config_center(url: &str) -> Result<SharedConfigCenter> {
 
 /// The config centre of `registry`: `override_url` when given (Dubbo's
 /// `dubbo.config-center.address`), none when the registry says `use-as-config-center=false`,
-/// else the registry URL itself (Dubbo's `useRegistryAsConfigCenterIfNecessary`).
+/// else the registry URL itself (Dubbo's `useRegistryAsConfigCenterIfNecessary`; the
+/// application-level form `service-discovery-registry://...?registry=P` stands for its
+/// `P://` address).
 pub fn config_center_url(registry: &Url, override_url: Option<&Url>) -> Option<Url> {
     if let Some(o) = override_url {
         return Some(o.clone());
     }
     if !registry.param_bool("use-as-config-center", true) {
         return None;
+    }
+    #[cfg(feature = "app-discovery")]
+    if let Ok(u) = crate::app_registry::normalize_registry_url(registry) {
+        return Some(u);
     }
     Some(registry.clone())
 }
@@ -99,6 +122,8 @@ pub struct Connector {
     target: Target,
     timeout: Option<Duration>,
     read_only: bool,
+    #[cfg_attr(not(feature = "app-discovery"), allow(dead_code))]
+    subscribe_wait: Option<Duration>,
 }
 
 impl Connector {
@@ -108,6 +133,7 @@ impl Connector {
             target: Target::Text(url.into()),
             timeout: None,
             read_only: false,
+            subscribe_wait: None,
         }
     }
 
@@ -117,6 +143,7 @@ impl Connector {
             target: Target::Url(url),
             timeout: None,
             read_only: false,
+            subscribe_wait: None,
         }
     }
 
@@ -132,6 +159,14 @@ impl Connector {
     /// `memory://` write nothing to subscribe anyway).
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
+        self
+    }
+
+    /// How long an application-level subscription waits for its first list before it
+    /// reports what it has (default: `app_discovery::AppDiscoveryOptions`' own).
+    #[cfg(feature = "app-discovery")]
+    pub fn subscribe_wait(mut self, wait: Duration) -> Self {
+        self.subscribe_wait = Some(wait);
         self
     }
 
@@ -167,8 +202,59 @@ impl Connector {
     ///
     /// Errors: see [`connect`]; [`Error::Timeout`] when [`Connector::timeout`] elapsed.
     pub async fn registry(self) -> Result<Arc<dyn Registry>> {
+        #[cfg(feature = "app-discovery")]
+        {
+            let url = self.url(REGISTRY)?;
+            if crate::app_registry::is_service_registry(&url) {
+                let app = crate::app_registry::connect_app_registry(
+                    &url,
+                    self.timeout,
+                    self.subscribe_wait,
+                )
+                .await?;
+                return Ok(Arc::new(app) as Arc<dyn Registry>);
+            }
+        }
         let url = self.effective_url(REGISTRY)?;
         bounded(REGISTRY, &url, self.timeout, open_registry(&url)).await
+    }
+
+    /// Connects the discovery levels `level` asks for: the interface level as
+    /// [`Connector::registry`] does, the application level over the same address
+    /// ([`crate::app_registry`]). A `registry-type=service` registry has no interface level:
+    /// [`Level::All`] gets its application level only.
+    ///
+    /// Errors: see [`connect`]; [`Error::NoLevel`] when `level` is [`Level::Interface`] and the
+    /// registry is application level only.
+    #[cfg(feature = "app-discovery")]
+    pub async fn levels(self, level: Level) -> Result<Levels> {
+        use crate::app_registry::{
+            connect_app_registry, is_service_registry, normalize_registry_url,
+        };
+        let raw = self.url(REGISTRY)?;
+        let url = normalize_registry_url(&raw)?;
+        let service_only = is_service_registry(&url);
+        if service_only && level == Level::Interface {
+            return Err(Error::NoLevel {
+                level: "interface",
+                url: url.to_string(),
+            });
+        }
+        let interface = if level != Level::Application && !service_only {
+            Some(self.clone().registry().await?)
+        } else {
+            None
+        };
+        let app = if level != Level::Interface {
+            Some(connect_app_registry(&url, self.timeout, self.subscribe_wait).await?)
+        } else {
+            None
+        };
+        Ok(Levels {
+            url,
+            interface,
+            app,
+        })
     }
 
     /// Connects to the config centre.
@@ -182,7 +268,7 @@ impl Connector {
 
 /// Runs `fut`, bounded by `timeout` plus a little slack for the backend to report its own
 /// timeout first (its message says more).
-async fn bounded<T>(
+pub(crate) async fn bounded<T>(
     what: &'static str,
     url: &Url,
     timeout: Option<Duration>,

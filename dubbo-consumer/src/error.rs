@@ -84,6 +84,17 @@ pub enum Error {
         /// The backend's error.
         source: registry_nacos::NacosError,
     },
+    /// The registry does not serve the discovery level asked for (an application-level
+    /// registry, `registry-type=service`, has no interface level).
+    #[error(
+        "registry {url} has no {level} level (registry-type=service is application level only)"
+    )]
+    NoLevel {
+        /// `interface`.
+        level: &'static str,
+        /// The registry URL, secrets masked.
+        url: String,
+    },
     /// A reference could not subscribe (the registry refused the consumer's registration or
     /// subscription, with `check=true`).
     #[error("subscribe to {service} in {registry} failed: {source}")]
@@ -114,9 +125,10 @@ impl Error {
     /// timeout, no provider yet, or a retryable call failure. Wrong URLs and options are not.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Error::InvalidUrl { .. } | Error::Unsupported { .. } | Error::InvalidOption { .. } => {
-                false
-            }
+            Error::InvalidUrl { .. }
+            | Error::Unsupported { .. }
+            | Error::InvalidOption { .. }
+            | Error::NoLevel { .. } => false,
             Error::Timeout { .. } | Error::NoProvider { .. } => true,
             Error::Subscribe { source, .. } => source.is_retryable(),
             Error::Registry { source, .. } => source.is_retryable(),
@@ -131,9 +143,10 @@ impl Error {
     /// True when the input itself is wrong (URL, protocol, option); retrying cannot help.
     pub fn is_invalid_input(&self) -> bool {
         match self {
-            Error::InvalidUrl { .. } | Error::Unsupported { .. } | Error::InvalidOption { .. } => {
-                true
-            }
+            Error::InvalidUrl { .. }
+            | Error::Unsupported { .. }
+            | Error::InvalidOption { .. }
+            | Error::NoLevel { .. } => true,
             Error::Registry { source, .. } => source.is_invalid_input(),
             _ => false,
         }

@@ -7,6 +7,11 @@
 //!   --> cluster::join (mock -> cluster strategy -> load balance -> filters)
 //!   --> Protocols::refer per provider URL (dubbo://, tri://, your own)
 //! ```
+//!
+//! With both discovery levels ([`ReferenceBuilder::build_levels`], feature `app-discovery`) the
+//! directory is Dubbo's `MigrationInvoker`: one `RegistryDirectory` per level, the step
+//! (`FORCE_INTERFACE`, `APPLICATION_FIRST`, `FORCE_APPLICATION`) from the config centre's
+//! `<application>.migration` rule (or the consumer's `migration.step`), followed live.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -226,15 +231,8 @@ impl ReferenceBuilder {
     /// timeout. A config centre that cannot be reached is logged and leaves the reference
     /// without config-centre rules.
     pub async fn build(self, registry: Arc<dyn Registry>) -> Result<Reference> {
-        let host = match &self.host {
-            Some(h) => h.clone(),
-            None => registry_core::address::local_ip_towards(registry.url()),
-        };
-        let consumer = self.consumer_url(&host);
-        let factory = self
-            .protocols
-            .clone()
-            .unwrap_or_else(|| Arc::new(Protocols::new()));
+        let consumer = self.consumer_for(registry.url());
+        let factory = self.factory();
         let ready_timeout = self.options.ready_timeout;
         let directory = RegistryDirectory::subscribe(
             registry.clone(),
@@ -248,7 +246,7 @@ impl ReferenceBuilder {
             registry: registry.url().to_string(),
             source,
         })?;
-        let rules = match self.rule_source(&registry).await {
+        let rules = match self.rule_source(registry.url()).await {
             Some(cc) => Some(RuleWatcher::start(cc, &directory, ready_timeout).await),
             None => None,
         };
@@ -265,17 +263,82 @@ impl ReferenceBuilder {
         );
         Ok(Reference {
             invoker,
-            directory,
-            _rules: rules,
+            subscribed: Subscribed::Interface {
+                directory,
+                _rules: rules,
+            },
         })
     }
 
-    async fn rule_source(&self, registry: &Arc<dyn Registry>) -> Option<SharedConfigCenter> {
+    /// Subscribes to the interface's providers in every level of `levels` and joins them into
+    /// one ready-to-call invoker, as Dubbo's `MigrationInvoker`: the migration step comes from
+    /// the config centre's `<application>.migration` rule (followed live), else the consumer's
+    /// `migration.step` parameter ([`ReferenceBuilder::param`]), else `APPLICATION_FIRST`.
+    /// The config centre (see [`ReferenceBuilder::config_center`]) also gives the governance
+    /// rules of both directories. `levels` stays the caller's: destroy it after the reference.
+    ///
+    /// Errors: as [`ReferenceBuilder::build`].
+    #[cfg(feature = "app-discovery")]
+    pub async fn build_levels(self, levels: &crate::Levels) -> Result<Reference> {
+        use app_discovery::{MigrationReference, ReferenceConfig};
+        let consumer = self.consumer_for(&levels.url);
+        let ready_timeout = self.options.ready_timeout;
+        let config_center = self.rule_source(&levels.url).await;
+        let migration = MigrationReference::open(ReferenceConfig {
+            consumer: consumer.clone(),
+            factory: self.factory(),
+            options: self.options.clone(),
+            interface_registry: levels.interface.clone(),
+            app_registry: levels.app.clone(),
+            config_center,
+            rule_wait: ready_timeout,
+        })
+        .await
+        .map_err(|source| Error::Subscribe {
+            service: self.interface.clone(),
+            registry: levels.url.to_string(),
+            source,
+        })?;
+        let directory = migration.directory();
+        directory.wait_ready().await;
+        if self.check && !directory.is_available() {
+            migration.destroy().await;
+            return Err(Error::NoProvider {
+                service: consumer.service_key().unwrap_or_default(),
+                timeout: ready_timeout,
+            });
+        }
+        let invoker = cluster::join_with(
+            directory as Arc<dyn Directory>,
+            self.cluster_options.clone(),
+        );
+        Ok(Reference {
+            invoker,
+            subscribed: Subscribed::Levels(migration),
+        })
+    }
+
+    /// The consumer URL for a consumer of the registry at `registry`.
+    fn consumer_for(&self, registry: &Url) -> Url {
+        let host = match &self.host {
+            Some(h) => h.clone(),
+            None => registry_core::address::local_ip_towards(registry),
+        };
+        self.consumer_url(&host)
+    }
+
+    fn factory(&self) -> Arc<dyn InvokerFactory> {
+        self.protocols
+            .clone()
+            .unwrap_or_else(|| Arc::new(Protocols::new()))
+    }
+
+    async fn rule_source(&self, registry: &Url) -> Option<SharedConfigCenter> {
         match &self.rules {
             Rules::Off => None,
             Rules::Given(cc) => Some(cc.clone()),
             Rules::FromRegistry => {
-                let url = config_center_url(registry.url(), None)?;
+                let url = config_center_url(registry, None)?;
                 match Connector::from_url(url.clone())
                     .timeout(self.options.ready_timeout)
                     .config_center()
@@ -303,8 +366,20 @@ impl ReferenceBuilder {
 #[derive(Debug)]
 pub struct Reference {
     invoker: SharedInvoker,
-    directory: Arc<RegistryDirectory>,
-    _rules: Option<RuleWatcher>,
+    subscribed: Subscribed,
+}
+
+/// What a reference subscribed.
+#[derive(Debug)]
+enum Subscribed {
+    /// One registry directory (and the watcher of its config-centre rules).
+    Interface {
+        directory: Arc<RegistryDirectory>,
+        _rules: Option<RuleWatcher>,
+    },
+    /// Both discovery levels, migrating.
+    #[cfg(feature = "app-discovery")]
+    Levels(app_discovery::MigrationReference),
 }
 
 impl Reference {
@@ -323,20 +398,63 @@ impl Reference {
         self.invoker.clone()
     }
 
-    /// The directory: the current providers ([`RegistryDirectory::invoker_urls`]), rules,
-    /// readiness.
-    pub fn directory(&self) -> &Arc<RegistryDirectory> {
-        &self.directory
+    /// The registry directory calls go to: the current providers
+    /// ([`RegistryDirectory::invoker_urls`]), rules, readiness. For a reference over both
+    /// discovery levels, the directory of the level the next call would use; `None` while that
+    /// reference has no level subscribed.
+    pub fn directory(&self) -> Option<Arc<RegistryDirectory>> {
+        match &self.subscribed {
+            Subscribed::Interface { directory, .. } => Some(directory.clone()),
+            #[cfg(feature = "app-discovery")]
+            Subscribed::Levels(m) => {
+                let d = m.directory();
+                match d.current_level()? {
+                    app_discovery::migration::Level::Interface => d.interface_directory(),
+                    app_discovery::migration::Level::Application => d.application_directory(),
+                }
+            }
+        }
+    }
+
+    /// The migration of a reference over both discovery levels
+    /// ([`ReferenceBuilder::build_levels`]): its step, rule and per-level directories.
+    #[cfg(feature = "app-discovery")]
+    pub fn migration(&self) -> Option<&app_discovery::MigrationReference> {
+        match &self.subscribed {
+            Subscribed::Levels(m) => Some(m),
+            Subscribed::Interface { .. } => None,
+        }
     }
 
     /// The consumer URL with the configurators applied.
     pub fn consumer_url(&self) -> Url {
-        self.directory.consumer_url()
+        match &self.subscribed {
+            Subscribed::Interface { directory, .. } => directory.consumer_url(),
+            #[cfg(feature = "app-discovery")]
+            Subscribed::Levels(m) => match self.directory() {
+                Some(d) => d.consumer_url(),
+                None => m.directory().consumer_url(),
+            },
+        }
     }
 
     /// Unsubscribes and closes the provider invokers. Idempotent.
     pub fn destroy(&self) {
-        self.directory.destroy();
+        match &self.subscribed {
+            Subscribed::Interface { directory, .. } => directory.destroy(),
+            #[cfg(feature = "app-discovery")]
+            Subscribed::Levels(m) => m.directory().destroy(),
+        }
+    }
+
+    /// Like [`Reference::destroy`], and for a reference over both discovery levels also stops
+    /// following the migration rule and lets go of the directories it holds.
+    pub async fn close(&self) {
+        match &self.subscribed {
+            Subscribed::Interface { directory, .. } => directory.destroy(),
+            #[cfg(feature = "app-discovery")]
+            Subscribed::Levels(m) => m.destroy().await,
+        }
     }
 }
 
@@ -355,6 +473,6 @@ impl Invoker for Reference {
     }
 
     fn destroy(&self) {
-        self.directory.destroy();
+        Reference::destroy(self);
     }
 }
