@@ -1,17 +1,18 @@
-//! Which discovery levels a command reads: interface level (`/dubbo/<interface>/providers`,
-//! Nacos `providers:...`) and application level (mapping → instances → MetadataInfo, see
-//! [`crate::app_factory`]). By default both, as a Java 3.3 consumer in its default
+//! Which discovery levels a command reads (`--level`): interface level
+//! (`/dubbo/<interface>/providers`, Nacos `providers:...`) and application level (mapping →
+//! instances → MetadataInfo). By default both, as a Java 3.3 consumer in its default
 //! `APPLICATION_FIRST` step subscribes both; a `registry-type=service` registry has only the
-//! application level.
+//! application level. The levels are connected by the front door
+//! ([`dubbo_consumer::Connector::levels`]); this module adds the CLI's defaults and where a
+//! listed URL came from ([`Source`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::bail;
 use app_discovery::ServiceDiscoveryRegistry;
-use registry_core::{Registry, Url};
+use dubbo_consumer::Levels;
+use registry_core::Url;
 
-use crate::{app_factory, registry_factory};
+use crate::registry_factory;
 
 /// `--level`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -25,78 +26,52 @@ pub enum Level {
     All,
 }
 
-/// The registries of the levels asked for.
-#[derive(Debug)]
-pub struct Levels {
-    /// The interface-level registry.
-    pub interface: Option<Arc<dyn Registry>>,
-    /// The application-level registry.
-    pub app: Option<ServiceDiscoveryRegistry>,
+impl From<Level> for dubbo_consumer::Level {
+    fn from(l: Level) -> Self {
+        match l {
+            Level::Interface => dubbo_consumer::Level::Interface,
+            Level::Application => dubbo_consumer::Level::Application,
+            Level::All => dubbo_consumer::Level::All,
+        }
+    }
 }
 
-impl Levels {
-    /// Connects the levels `level` asks for (a `registry-type=service` registry has no
-    /// interface level). `subscribe_wait` bounds an application-level subscription's wait for
-    /// its first list.
-    pub async fn connect(
-        registry: &str,
-        level: Level,
-        timeout: Duration,
-        subscribe_wait: Duration,
-    ) -> anyhow::Result<Levels> {
-        Self::open(registry, level, timeout, subscribe_wait, false).await
-    }
+/// Connects the levels `level` asks for with the CLI's defaults
+/// ([`registry_factory::connector`]); `subscribe_wait` bounds an application-level
+/// subscription's wait for its first list.
+pub async fn connect(
+    registry: &str,
+    level: Level,
+    timeout: Duration,
+    subscribe_wait: Duration,
+) -> anyhow::Result<Levels> {
+    open(registry, level, timeout, subscribe_wait, false).await
+}
 
-    /// Like [`Levels::connect`] for looking only (`list`, `watch`): the interface level writes
-    /// nothing to the registry ([`registry_factory::connect_read_only`]); the application
-    /// level never writes.
-    pub async fn connect_read_only(
-        registry: &str,
-        level: Level,
-        timeout: Duration,
-        subscribe_wait: Duration,
-    ) -> anyhow::Result<Levels> {
-        Self::open(registry, level, timeout, subscribe_wait, true).await
-    }
+/// Like [`connect`] for looking only (`list`, `watch`): the interface level writes nothing to
+/// the registry ([`dubbo_consumer::Connector::read_only`]); the application level never
+/// writes.
+pub async fn connect_read_only(
+    registry: &str,
+    level: Level,
+    timeout: Duration,
+    subscribe_wait: Duration,
+) -> anyhow::Result<Levels> {
+    open(registry, level, timeout, subscribe_wait, true).await
+}
 
-    async fn open(
-        registry: &str,
-        level: Level,
-        timeout: Duration,
-        subscribe_wait: Duration,
-        read_only: bool,
-    ) -> anyhow::Result<Levels> {
-        let url = app_factory::parse(registry)?;
-        let service_only = app_factory::is_service_registry(&url);
-        if service_only && level == Level::Interface {
-            bail!("{registry} is an application-level registry (registry-type=service): it has no interface level");
-        }
-        let interface = if level != Level::Application && !service_only {
-            Some(if read_only {
-                registry_factory::connect_read_only(registry, timeout).await?
-            } else {
-                registry_factory::connect(registry, timeout).await?
-            })
-        } else {
-            None
-        };
-        let app = if level != Level::Interface {
-            Some(app_factory::connect(&url, timeout, subscribe_wait).await?)
-        } else {
-            None
-        };
-        Ok(Levels { interface, app })
-    }
-
-    /// Destroys both.
-    pub async fn destroy(self) {
-        if let Some(r) = self.interface {
-            r.destroy().await;
-        }
-        if let Some(r) = self.app {
-            r.destroy().await;
-        }
-    }
+async fn open(
+    registry: &str,
+    level: Level,
+    timeout: Duration,
+    subscribe_wait: Duration,
+    read_only: bool,
+) -> anyhow::Result<Levels> {
+    Ok(registry_factory::connector(registry, timeout)?
+        .read_only(read_only)
+        .subscribe_wait(subscribe_wait)
+        .levels(level.into())
+        .await?)
 }
 
 /// Where a listed URL came from.

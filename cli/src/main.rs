@@ -1,7 +1,6 @@
 //! `dubbo-registry`: inspect Dubbo registries (ZooKeeper, Nacos, memory), watch changes,
 //! register URLs, read and write rules, call providers and run the demo.
 
-mod app_factory;
 mod cmd;
 mod config_factory;
 mod levels;

@@ -134,7 +134,7 @@ pub async fn connect(registry: &str, timeout: Duration) -> anyhow::Result<Arc<dy
 /// a bare interface name is widened to version/group `*`, a service-list scan, so a new
 /// service shows up within ~1 s instead of the 30 s library default (Java's rule for
 /// consumers).
-fn connector(registry: &str, timeout: Duration) -> anyhow::Result<Connector> {
+pub fn connector(registry: &str, timeout: Duration) -> anyhow::Result<Connector> {
     let mut url = dubbo_consumer::parse_url("registry", registry)?;
     if url.protocol() == Some("nacos") && !url.has_param("nacos.scan-interval") {
         url = url.with_param("nacos.scan-interval", "1000");

@@ -15,7 +15,7 @@ use app_discovery::{AppSnapshot, ServiceDiscoveryRegistry};
 use registry_core::instance::{ENDPOINTS_KEY, METADATA_SERVICE_VERSION_KEY, STORAGE_TYPE_KEY};
 use serde_json::{json, Value};
 
-use crate::app_factory;
+use crate::levels::{self, Level};
 use crate::registry_factory::REGISTRY_URL_HELP;
 
 /// Arguments of `apps`.
@@ -42,8 +42,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let rt = super::runtime()?;
     rt.block_on(async {
         let timeout = Duration::from_secs(a.timeout.max(1));
-        let url = app_factory::parse(&a.registry)?;
-        let reg = app_factory::connect(&url, timeout, timeout).await?;
+        let levels = levels::connect(&a.registry, Level::Application, timeout, timeout).await?;
+        let Some(reg) = levels.app else {
+            anyhow::bail!("{}: no application level", a.registry);
+        };
         let out = if let Some(iface) = &a.interface {
             mapping(&reg, iface, a.json).await?
         } else if let Some(app) = &a.app {

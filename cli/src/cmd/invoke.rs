@@ -27,19 +27,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
+use dubbo_consumer::Levels;
 use dubbo_consumer::Protocols;
 use invoker::cluster;
-use invoker::directory::{Directory, DirectoryOptions, RegistryDirectory};
+use invoker::directory::RegistryDirectory;
 use invoker::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, RpcResult, SharedInvoker};
 use invoker::trace_context::{TraceParent, TRACEPARENT};
 use registry_core::Url;
 use serde_json::{json, Value};
 
-use crate::config_factory;
-use crate::levels::{Level, Levels, Source};
+use crate::levels::{self, Level, Source};
 use crate::registry_factory::{self, REGISTRY_URL_HELP};
 use crate::safe_text::{escape, escape_keep_lines};
-use app_discovery::{MigrationReference, ReferenceConfig};
 use invoker::rpc::Invoker;
 use registry_core::url::secret::redact;
 
@@ -274,6 +273,36 @@ fn invocation(a: &Args) -> anyhow::Result<Invocation> {
     Ok(inv)
 }
 
+/// The consumer URL parameters the options set (besides interface, side, category, check).
+fn consumer_params(a: &Args) -> Vec<(&'static str, String)> {
+    let mut p = vec![
+        ("application", a.application.clone()),
+        ("dubbo", "2.0.2".to_owned()),
+        ("release", "3.3.1".to_owned()),
+    ];
+    if let Some(g) = &a.group {
+        p.push(("group", g.clone()));
+    }
+    if let Some(v) = &a.version {
+        p.push(("version", v.clone()));
+    }
+    if let Some(pr) = &a.protocol {
+        p.push(("protocol", pr.clone()));
+    }
+    if let Some(t) = a.timeout {
+        p.push(("timeout", t.to_string()));
+    }
+    if let Some(m) = &a.migration {
+        p.push(("migration.step", m.clone()));
+    }
+    p.push((
+        "retries",
+        a.retries.map_or(DEFAULT_RETRIES, i64::from).to_string(),
+    ));
+    p
+}
+
+/// The consumer URL of a direct call (its metrics labels).
 fn consumer_url(a: &Args) -> Url {
     let mut b = Url::builder("consumer")
         .host("127.0.0.1")
@@ -281,29 +310,10 @@ fn consumer_url(a: &Args) -> Url {
         .param("interface", &a.service)
         .param("side", "consumer")
         .param("category", "providers,configurators,routers")
-        .param("check", "false")
-        .param("application", &a.application)
-        .param("dubbo", "2.0.2")
-        .param("release", "3.3.1");
-    if let Some(g) = &a.group {
-        b = b.param("group", g);
+        .param("check", "false");
+    for (k, v) in consumer_params(a) {
+        b = b.param(k, &v);
     }
-    if let Some(v) = &a.version {
-        b = b.param("version", v);
-    }
-    if let Some(p) = &a.protocol {
-        b = b.param("protocol", p);
-    }
-    if let Some(t) = a.timeout {
-        b = b.param("timeout", &t.to_string());
-    }
-    if let Some(m) = &a.migration {
-        b = b.param("migration.step", m);
-    }
-    b = b.param(
-        "retries",
-        &a.retries.map_or(DEFAULT_RETRIES, i64::from).to_string(),
-    );
     b.build()
 }
 
@@ -337,9 +347,10 @@ struct Opened {
     reference: Option<Reference>,
 }
 
-/// A reference through a registry: both levels, the migration, what served the last call.
+/// A reference through a registry (the front door's, over both levels and the migration),
+/// and what served the last call.
 struct Reference {
-    migration: app_discovery::MigrationReference,
+    reference: dubbo_consumer::Reference,
     levels: Levels,
     served: Arc<parking_lot::Mutex<Option<Url>>>,
 }
@@ -349,7 +360,6 @@ impl Reference {
     fn served(&self) -> Option<(String, Source)> {
         let url = self.served.lock().clone()?;
         let addr = url.address().unwrap_or_default();
-        let d = self.migration.directory();
         let in_dir = |dir: Option<Arc<RegistryDirectory>>| {
             dir.is_some_and(|d| {
                 d.invoker_urls().iter().any(|u| {
@@ -359,8 +369,12 @@ impl Reference {
                 })
             })
         };
+        let app_dir = self
+            .reference
+            .migration()
+            .and_then(|m| m.directory().application_directory());
         let source = match &self.levels.app {
-            Some(app) if in_dir(d.application_directory()) => Source::of(app, &url),
+            Some(app) if in_dir(app_dir) => Source::of(app, &url),
             _ => Source::Interface,
         };
         Some((addr, source))
@@ -426,7 +440,7 @@ impl Opened {
     async fn close(self) {
         match self.reference {
             Some(r) => {
-                r.migration.destroy().await;
+                r.reference.close().await;
                 r.levels.destroy().await;
             }
             None => self.invoker.destroy(),
@@ -439,57 +453,40 @@ async fn open_registry(
     metrics: Option<invoker::metrics::MetricsOptions>,
 ) -> anyhow::Result<Opened> {
     let wait = Duration::from_secs(a.registry_timeout.max(1));
-    let levels = Levels::connect(&a.target, Level::All, wait, wait).await?;
-    let cc = match config_factory::for_registry(&a.target, None, wait).await {
-        Ok(cc) => cc,
-        Err(e) => {
-            tracing::warn!(error = %e, "no config centre: no migration or governance rules");
-            None
-        }
-    };
-    let consumer = consumer_url(a);
+    let levels = levels::connect(&a.target, Level::All, wait, wait).await?;
     let served = Arc::new(parking_lot::Mutex::new(None));
     let factory: Arc<dyn InvokerFactory> = Arc::new(Tracking {
         inner: Arc::new(protocols(a)?),
         served: served.clone(),
     });
-    let migration = MigrationReference::open(ReferenceConfig {
-        consumer,
-        factory,
-        options: DirectoryOptions {
-            register: false,
-            ready_timeout: wait,
-            ..DirectoryOptions::default()
-        },
-        interface_registry: levels.interface.clone(),
-        app_registry: levels.app.clone(),
-        config_center: cc,
-        rule_wait: wait,
-    })
-    .await
-    .map_err(|e| {
-        anyhow!(
-            "subscribe to {} in {} failed: {e}",
-            a.service,
-            redact(&a.target)
-        )
-    })?;
-    let dir = migration.directory();
-    dir.wait_ready().await;
-    let invoker = cluster::join_with(
-        dir as Arc<dyn Directory>,
-        cluster::ClusterOptions {
+    let mut builder = dubbo_consumer::Reference::builder(&a.service)
+        .host("127.0.0.1")
+        .check(false)
+        .register_consumer(false)
+        .ready_timeout(wait)
+        .invoker_factory(factory)
+        .cluster_options(cluster::ClusterOptions {
             metrics,
             layers: crate::observe::trace_layer(a.trace).into_iter().collect(),
             ..cluster::ClusterOptions::default()
-        },
-    );
+        });
+    for (k, v) in consumer_params(a) {
+        builder = builder.param(k, v);
+    }
+    let reference = builder.build_levels(&levels).await.map_err(|e| match e {
+        dubbo_consumer::Error::Subscribe { source, .. } => anyhow!(
+            "subscribe to {} in {} failed: {source}",
+            a.service,
+            redact(&a.target)
+        ),
+        e => e.into(),
+    })?;
     Ok(Opened {
-        invoker,
+        invoker: reference.invoker(),
         provider: None,
         attempts: 1,
         reference: Some(Reference {
-            migration,
+            reference,
             levels,
             served,
         }),

@@ -8,7 +8,7 @@ use std::time::Duration;
 use registry_core::Url;
 use serde_json::json;
 
-use crate::levels::{Level, Levels, Source};
+use crate::levels::{self, Level, Source};
 use crate::registry_factory::{self, RegistrySource, REGISTRY_URL_HELP};
 use crate::safe_text::escape;
 
@@ -103,7 +103,7 @@ pub fn run(mut a: Args) -> anyhow::Result<ExitCode> {
     let rt = super::runtime()?;
     rt.block_on(async {
         let consumer = a.filter.consumer()?;
-        let levels = Levels::connect_read_only(
+        let levels = levels::connect_read_only(
             &a.filter.registry,
             a.filter.level,
             a.filter.timeout(),

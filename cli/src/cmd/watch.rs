@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use super::list::Filter;
-use crate::levels::{Levels, Source};
+use crate::levels::{self, Source};
 use crate::registry_factory::REGISTRY_URL_HELP;
 use registry_core::{Registry, Subscription, Url};
 use view::{Diff, View};
@@ -64,7 +64,7 @@ async fn watch(a: Args) -> anyhow::Result<ExitCode> {
     let mut interrupt = super::Interrupt::install().await;
     let consumer = a.filter.consumer()?;
     a.metrics.install("dubbo-registry-watch")?;
-    let levels = Levels::connect_read_only(
+    let levels = levels::connect_read_only(
         &a.filter.registry,
         a.filter.level,
         a.filter.timeout(),
