@@ -460,13 +460,7 @@ impl Reference {
 
 #[async_trait]
 impl Invoker for Reference {
-    fn url(&self) -> &Url {
-        self.invoker.url()
-    }
-
-    fn is_available(&self) -> bool {
-        self.invoker.is_available()
-    }
+    invoker::delegate_invoker!(invoker => url, is_available);
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         self.invoker.invoke(invocation).await

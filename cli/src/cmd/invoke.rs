@@ -405,21 +405,14 @@ struct Tracked {
 
 #[async_trait::async_trait]
 impl Invoker for Tracked {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
+    invoker::delegate_invoker!(inner);
+
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         let r = self.inner.invoke(invocation).await;
         if r.is_ok() || r.as_ref().is_err_and(|e| e.is_biz()) {
             *self.served.lock() = Some(self.inner.url().clone());
         }
         r
-    }
-    fn destroy(&self) {
-        self.inner.destroy()
     }
 }
 

@@ -148,13 +148,7 @@ fn limit_exceeded(
 
 #[async_trait]
 impl Invoker for ActiveLimitInvoker {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
+    crate::delegate_invoker!(inner);
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         let guard = self.admit(invocation.real_method()).await?;
@@ -164,10 +158,6 @@ impl Invoker for ActiveLimitInvoker {
             Err(e) => e.is_biz(),
         });
         r
-    }
-
-    fn destroy(&self) {
-        self.inner.destroy();
     }
 }
 

@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use registry_core::Url;
 use tokio::time::Instant;
 
 use super::InvokerLayer;
@@ -125,13 +124,7 @@ pub struct ConsumerContextInvoker {
 
 #[async_trait]
 impl Invoker for ConsumerContextInvoker {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
+    crate::delegate_invoker!(inner);
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         let ctx = CallContext::current();
@@ -187,10 +180,6 @@ impl Invoker for ConsumerContextInvoker {
             }
         }
         result
-    }
-
-    fn destroy(&self) {
-        self.inner.destroy();
     }
 }
 

@@ -143,20 +143,10 @@ impl DeprecatedInvoker {
 
 #[async_trait]
 impl Invoker for DeprecatedInvoker {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
+    crate::delegate_invoker!(inner);
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         self.check(invocation);
         self.inner.invoke(invocation).await
-    }
-
-    fn destroy(&self) {
-        self.inner.destroy();
     }
 }

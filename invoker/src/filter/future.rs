@@ -10,7 +10,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use registry_core::Url;
 use tracing::warn;
 
 use super::InvokerLayer;
@@ -114,13 +113,7 @@ fn fire_throw(info: &AsyncMethodInfo, e: &RpcError, invocation: &Invocation) {
 
 #[async_trait]
 impl Invoker for FutureInvoker {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
+    crate::delegate_invoker!(inner);
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         let Some(info) = self.methods.get(invocation.real_method()) else {
@@ -143,9 +136,5 @@ impl Invoker for FutureInvoker {
             Err(e) => fire_throw(info, e, invocation),
         }
         result
-    }
-
-    fn destroy(&self) {
-        self.inner.destroy();
     }
 }

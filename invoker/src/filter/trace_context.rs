@@ -110,17 +110,7 @@ impl std::fmt::Display for HexTrace<'_> {
 
 #[async_trait]
 impl Invoker for TraceContextInvoker {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-
-    fn registry_url(&self) -> Option<&Url> {
-        self.inner.registry_url()
-    }
-
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
+    crate::delegate_invoker!(inner);
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         if invocation.attachment(TRACEPARENT).is_some() {
@@ -135,10 +125,6 @@ impl Invoker for TraceContextInvoker {
             traced.attachments.insert(TRACESTATE.to_owned(), s);
         }
         self.inner.invoke(&traced).instrument(span).await
-    }
-
-    fn destroy(&self) {
-        self.inner.destroy();
     }
 }
 

@@ -416,26 +416,12 @@ impl ConsumerMetrics {
 
 #[async_trait]
 impl Invoker for MetricsInvoker {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
-
-    fn registry_url(&self) -> Option<&Url> {
-        self.inner.registry_url()
-    }
-
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
-    }
+    crate::delegate_invoker!(inner);
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
         let record = self.metrics.start(invocation);
         let r = self.inner.invoke(invocation).await;
         record.finish(&r);
         r
-    }
-
-    fn destroy(&self) {
-        self.inner.destroy();
     }
 }

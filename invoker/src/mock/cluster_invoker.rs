@@ -135,16 +135,10 @@ impl MockClusterInvoker {
 
 #[async_trait]
 impl Invoker for MockClusterInvoker {
-    fn url(&self) -> &Url {
-        self.inner.url()
-    }
+    crate::delegate_invoker!(inner => url, is_available, destroy);
 
     fn registry_url(&self) -> Option<&Url> {
         Some(&self.registry_url)
-    }
-
-    fn is_available(&self) -> bool {
-        self.inner.is_available()
     }
 
     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
@@ -168,9 +162,5 @@ impl Invoker for MockClusterInvoker {
                 }
             },
         }
-    }
-
-    fn destroy(&self) {
-        self.inner.destroy();
     }
 }

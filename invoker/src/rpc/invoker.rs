@@ -52,3 +52,61 @@ pub trait InvokerFactory: Send + Sync + Debug {
     /// fail the whole notification.
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError>;
 }
+
+#[doc(hidden)]
+pub type __Url = Url;
+
+/// Writes, inside an `impl Invoker for Wrapper` block, the [`Invoker`] methods a wrapper
+/// (filter) hands unchanged to the invoker it wraps: `url`, `registry_url`, `is_available`
+/// and `destroy`, so that no wrapper silently keeps a default method of the trait. The
+/// wrapper writes its own `invoke`. `delegate_invoker!(inner => url, is_available, destroy)`
+/// hands on only the methods listed (the wrapper writes the others).
+///
+/// ```
+/// use invoker::rpc::{Invocation, Invoker, RpcResult, SharedInvoker};
+///
+/// /// Logs every call, then hands it on.
+/// #[derive(Debug)]
+/// struct Logged {
+///     inner: SharedInvoker,
+/// }
+///
+/// #[async_trait::async_trait]
+/// impl Invoker for Logged {
+///     invoker::delegate_invoker!(inner);
+///
+///     async fn invoke(&self, invocation: &Invocation) -> RpcResult {
+///         tracing::info!(method = invocation.real_method(), "call");
+///         self.inner.invoke(invocation).await
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! delegate_invoker {
+    ($field:ident) => {
+        $crate::delegate_invoker!($field => url, registry_url, is_available, destroy);
+    };
+    ($field:ident => $($method:ident),+ $(,)?) => {
+        $( $crate::delegate_invoker!(@ $method $field); )+
+    };
+    (@ url $field:ident) => {
+        fn url(&self) -> &$crate::rpc::__Url {
+            $crate::rpc::Invoker::url(&*self.$field)
+        }
+    };
+    (@ registry_url $field:ident) => {
+        fn registry_url(&self) -> ::std::option::Option<&$crate::rpc::__Url> {
+            $crate::rpc::Invoker::registry_url(&*self.$field)
+        }
+    };
+    (@ is_available $field:ident) => {
+        fn is_available(&self) -> bool {
+            $crate::rpc::Invoker::is_available(&*self.$field)
+        }
+    };
+    (@ destroy $field:ident) => {
+        fn destroy(&self) {
+            $crate::rpc::Invoker::destroy(&*self.$field)
+        }
+    };
+}

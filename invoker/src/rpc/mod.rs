@@ -11,5 +11,7 @@ mod timeout;
 pub use endpoint::{payload_limit, socket_address, DEFAULT_PAYLOAD};
 pub use error::{RpcError, RpcErrorCode};
 pub use invocation::{CallMode, Invocation, RpcResponse};
+#[doc(hidden)]
+pub use invoker::__Url;
 pub use invoker::{Invoker, InvokerFactory, RpcResult, SharedInvoker};
 pub use timeout::call_timeout;
