@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use invoker::cluster::{
     self, broadcast, failback, ClusterInvoker, ClusterKind, ClusterOptions, FailbackOptions,
 };
-use invoker::directory::static_directory::StaticDirectory;
 use invoker::directory::Directory;
+use invoker::directory::StaticDirectory;
 use invoker::filter::deprecated::DeprecatedLayer;
 use invoker::filter::future::FutureLayer;
 use invoker::filter::InvokerLayer;

@@ -1,5 +1,5 @@
 //! Conformance kind `config_parser` (routers.md R6.2): override rules → configurator URLs,
-//! through the real `invoker::directory::config_parser::parse_configurators`.
+//! through the real `invoker::rules::parse_configurators`.
 //!
 //! `expected` is one of: `error` (the rule is refused), `count` plus `urls` (every URL: host,
 //! port, path, address, parameters as a map, `match_condition`), `urls_subset` (by index:
@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use invoker::directory::config_parser::{parse_configurators, ParsedConfigurator};
+use invoker::rules::{parse_configurators, ParsedConfigurator};
 use registry_core::Url;
 use serde_json::Value;
 

@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use invoker::directory::configurator::{to_configurators, Configurator};
-use invoker::directory::merge::merge_url;
 use invoker::directory::{Directory, DirectoryOptions, DubboCompat, RegistryDirectory};
 use invoker::rpc::{Invocation, InvokerFactory, RpcError, SharedInvoker};
+use invoker::rules::merge_url;
+use invoker::rules::{to_configurators, Configurator};
 use invoker::testutil::providers::NoopFactory;
 use registry_core::Url;
 use serde_json::Value;

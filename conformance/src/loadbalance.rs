@@ -222,8 +222,7 @@ fn get_weight(v: &Value) -> Outcome {
             Ok(u) => u,
             Err(e) => return Outcome::Fail(format!("bad registry_url: {e}")),
         };
-        let dir = invoker::directory::static_directory::StaticDirectory::new(url, Vec::new())
-            .with_registry_url(reg);
+        let dir = invoker::directory::StaticDirectory::new(url, Vec::new()).with_registry_url(reg);
         let set = InvokerSet::new(vec![invoker::cluster::join(Arc::new(dir))]);
         return expect_eq(
             "getWeight",

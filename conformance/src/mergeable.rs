@@ -15,7 +15,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use invoker::cluster::mergeable::{is_mergeable, merge_values};
 use invoker::cluster::{ClusterInvoker, ClusterKind, ClusterOptions};
-use invoker::directory::static_directory::StaticDirectory;
+use invoker::directory::StaticDirectory;
 use invoker::directory::{group_invokers, is_multi_group};
 use invoker::merger::{Merger, MergerRegistry, MethodMerger};
 use invoker::rpc::{

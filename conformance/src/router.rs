@@ -10,15 +10,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use invoker::router::chain::{Chain, ChainMode, RuleSet};
-use invoker::router::condition::matcher::KeyMatcher;
-use invoker::router::condition::parse::{parse_condition, Side};
-use invoker::router::condition::{ConditionRouter, Dialect};
 use invoker::router::rule_doc::{parse_condition_doc, ConditionBody};
-use invoker::router::sample::RouteCall;
-use invoker::router::tag::{self, ResolvedTags, TagRule};
 use invoker::router::target::Target;
 use invoker::router::{service_rule_key, RuleKey, RULE_GROUP};
+use invoker::rules::tag::{self, ResolvedTags, TagRule};
+use invoker::rules::KeyMatcher;
+use invoker::rules::RouteCall;
+use invoker::rules::{parse_condition, Side};
+use invoker::rules::{Chain, ChainMode, RuleSet};
+use invoker::rules::{ConditionRouter, Dialect};
 use registry_core::Url;
 use serde_json::{json, Value};
 
@@ -365,7 +365,7 @@ fn rule_key_for(inputs: &Value, consumer: &Url, ts: &[Target]) -> Option<RuleKey
             .map(|a| RuleKey::AppCondition(a.to_owned())),
         "ProviderAppStateRouter" => ts
             .first()
-            .map(|t| invoker::router::sample::provider_application(&t.raw).to_owned())
+            .map(|t| invoker::rules::provider_application(&t.raw).to_owned())
             .filter(|a| !a.is_empty())
             .map(RuleKey::AppCondition),
         _ => None,

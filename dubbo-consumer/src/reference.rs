@@ -301,6 +301,17 @@ impl ReferenceBuilder {
         })?;
         let directory = migration.directory();
         directory.wait_ready().await;
+        let Some(initial) = level_directory(&migration) else {
+            migration.destroy().await;
+            return Err(Error::Subscribe {
+                service: self.interface.clone(),
+                registry: levels.url.to_string(),
+                source: invoker::rpc::RpcError::new(
+                    invoker::rpc::RpcErrorCode::Unknown,
+                    "no discovery level subscribed",
+                ),
+            });
+        };
         if self.check && !directory.is_available() {
             migration.destroy().await;
             return Err(Error::NoProvider {
@@ -314,7 +325,7 @@ impl ReferenceBuilder {
         );
         Ok(Reference {
             invoker,
-            subscribed: Subscribed::Levels(migration),
+            subscribed: Subscribed::Levels { migration, initial },
         })
     }
 
@@ -377,9 +388,31 @@ enum Subscribed {
         directory: Arc<RegistryDirectory>,
         _rules: Option<RuleWatcher>,
     },
-    /// Both discovery levels, migrating.
+    /// Both discovery levels, migrating; `initial` is the directory calls went to when the
+    /// reference was built (what [`Reference::directory`] returns while no level is
+    /// subscribed).
     #[cfg(feature = "app-discovery")]
-    Levels(app_discovery::MigrationReference),
+    Levels {
+        migration: app_discovery::MigrationReference,
+        initial: Arc<RegistryDirectory>,
+    },
+}
+
+/// The directory of the level the next call of `migration` would use, else of any subscribed
+/// level.
+#[cfg(feature = "app-discovery")]
+fn level_directory(
+    migration: &app_discovery::MigrationReference,
+) -> Option<Arc<RegistryDirectory>> {
+    use app_discovery::migration::Level;
+    let d = migration.directory();
+    match d.current_level() {
+        Some(Level::Interface) => d.interface_directory(),
+        Some(Level::Application) => d.application_directory(),
+        None => None,
+    }
+    .or_else(|| d.interface_directory())
+    .or_else(|| d.application_directory())
 }
 
 impl Reference {
@@ -400,18 +433,14 @@ impl Reference {
 
     /// The registry directory calls go to: the current providers
     /// ([`RegistryDirectory::invoker_urls`]), rules, readiness. For a reference over both
-    /// discovery levels, the directory of the level the next call would use; `None` while that
-    /// reference has no level subscribed.
-    pub fn directory(&self) -> Option<Arc<RegistryDirectory>> {
+    /// discovery levels, the directory of the level the next call would use (see
+    /// [`Reference::migration`] for both).
+    pub fn directory(&self) -> Arc<RegistryDirectory> {
         match &self.subscribed {
-            Subscribed::Interface { directory, .. } => Some(directory.clone()),
+            Subscribed::Interface { directory, .. } => directory.clone(),
             #[cfg(feature = "app-discovery")]
-            Subscribed::Levels(m) => {
-                let d = m.directory();
-                match d.current_level()? {
-                    app_discovery::migration::Level::Interface => d.interface_directory(),
-                    app_discovery::migration::Level::Application => d.application_directory(),
-                }
+            Subscribed::Levels { migration, initial } => {
+                level_directory(migration).unwrap_or_else(|| initial.clone())
             }
         }
     }
@@ -421,7 +450,7 @@ impl Reference {
     #[cfg(feature = "app-discovery")]
     pub fn migration(&self) -> Option<&app_discovery::MigrationReference> {
         match &self.subscribed {
-            Subscribed::Levels(m) => Some(m),
+            Subscribed::Levels { migration, .. } => Some(migration),
             Subscribed::Interface { .. } => None,
         }
     }
@@ -431,10 +460,7 @@ impl Reference {
         match &self.subscribed {
             Subscribed::Interface { directory, .. } => directory.consumer_url(),
             #[cfg(feature = "app-discovery")]
-            Subscribed::Levels(m) => match self.directory() {
-                Some(d) => d.consumer_url(),
-                None => m.directory().consumer_url(),
-            },
+            Subscribed::Levels { .. } => self.directory().consumer_url(),
         }
     }
 
@@ -443,7 +469,7 @@ impl Reference {
         match &self.subscribed {
             Subscribed::Interface { directory, .. } => directory.destroy(),
             #[cfg(feature = "app-discovery")]
-            Subscribed::Levels(m) => m.directory().destroy(),
+            Subscribed::Levels { migration, .. } => migration.directory().destroy(),
         }
     }
 
@@ -453,7 +479,7 @@ impl Reference {
         match &self.subscribed {
             Subscribed::Interface { directory, .. } => directory.destroy(),
             #[cfg(feature = "app-discovery")]
-            Subscribed::Levels(m) => m.destroy().await,
+            Subscribed::Levels { migration, .. } => migration.destroy().await,
         }
     }
 }

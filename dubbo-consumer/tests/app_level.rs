@@ -75,7 +75,7 @@ async fn connect_of_an_application_level_url_reaches_an_application_level_provid
             .unwrap();
         reference.invoke(&Invocation::new("hello")).await.unwrap();
         assert_eq!(calls(&factory), BTreeMap::from([(20991, 1)]), "{url}");
-        let urls = reference.directory().unwrap().invoker_urls();
+        let urls = reference.directory().invoker_urls();
         assert_eq!(urls.len(), 1);
         assert_eq!(urls[0].address().as_deref(), Some("10.0.0.1:20991"));
         reference.destroy();
@@ -134,7 +134,7 @@ async fn both_levels_of_a_plain_url_follow_the_migration_step() {
         reference.invoke(&Invocation::new("hello")).await.unwrap();
     }
     assert_eq!(calls(&factory), BTreeMap::from([(20993, 3)]));
-    let dir = reference.directory().unwrap();
+    let dir = reference.directory();
     assert_eq!(dir.invoker_urls()[0].port(), 20993);
     reference.close().await;
     levels.destroy().await;

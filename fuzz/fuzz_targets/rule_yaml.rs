@@ -4,10 +4,10 @@
 //! (condition, tag, override), never a panic, a stack overflow or an unbounded allocation.
 #![no_main]
 
-use invoker::directory::config_parser::parse_configurators;
-use invoker::router::condition::Dialect;
 use invoker::router::condition_rule::ConditionRule;
-use invoker::router::tag::TagRule;
+use invoker::rules::parse_configurators;
+use invoker::rules::tag::TagRule;
+use invoker::rules::Dialect;
 use libfuzzer_sys::fuzz_target;
 use registry_core::rule_yaml;
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use invoker::cluster::core::{ClusterCore, DEFAULT_RESELECT_COUNT};
-use invoker::directory::static_directory::StaticDirectory;
+use invoker::directory::StaticDirectory;
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance;
 use invoker::rpc::{Invocation, Invoker, RpcResponse, RpcResult, SharedInvoker};

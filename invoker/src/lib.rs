@@ -101,6 +101,7 @@ pub mod metrics;
 pub mod mock;
 pub mod router;
 pub mod rpc;
+pub mod rules;
 pub mod status;
 #[cfg(any(test, feature = "testutil"))]
 pub mod testutil;

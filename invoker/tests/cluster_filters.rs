@@ -235,7 +235,7 @@ async fn layers_compose_outermost_first() {
 async fn join_with_puts_cluster_layers_between_mock_and_strategy() {
     use invoker::cluster::{self, ClusterOptions};
     let rec = recorder("dubbo://10.0.0.1:20880/demo.Service");
-    let dir = Arc::new(invoker::directory::static_directory::StaticDirectory::new(
+    let dir = Arc::new(invoker::directory::StaticDirectory::new(
         Url::parse("consumer://127.0.0.1/demo.Service?application=shop&m2.mock=force:return 7")
             .unwrap(),
         vec![rec.clone() as SharedInvoker],

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use invoker::cluster::{self, ClusterOptions};
-use invoker::directory::static_directory::StaticDirectory;
+use invoker::directory::StaticDirectory;
 use invoker::mock::{
     empty_value, is_config_empty, normalize_mock, parse_mock_value, IntWidth, JavaType,
     MockDecision, MockRegistry,

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use invoker::cluster::core::{ClusterCore, DEFAULT_RESELECT_COUNT};
-use invoker::directory::static_directory::StaticDirectory;
+use invoker::directory::StaticDirectory;
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance::LoadBalance;
 use invoker::rpc::{Invocation, SharedInvoker};

@@ -5,7 +5,7 @@ use std::alloc::System;
 use std::sync::Arc;
 
 use invoker::cluster::core::{ClusterCore, DEFAULT_RESELECT_COUNT};
-use invoker::directory::static_directory::StaticDirectory;
+use invoker::directory::StaticDirectory;
 use invoker::invoker_set::InvokerSet;
 use invoker::loadbalance;
 use invoker::rpc::{Invocation, SharedInvoker};

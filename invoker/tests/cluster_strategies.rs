@@ -558,7 +558,7 @@ mod broadcast_prop {
 #[tokio::test]
 async fn destroying_the_reference_destroys_the_directory() {
     let inv = [ScriptedInvoker::new(0, ok("x"))];
-    let dir = Arc::new(invoker::directory::static_directory::StaticDirectory::new(
+    let dir = Arc::new(invoker::directory::StaticDirectory::new(
         consumer(""),
         vec![inv[0].clone() as invoker::rpc::SharedInvoker],
     ));

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use invoker::cluster;
-use invoker::directory::static_directory::StaticDirectory;
+use invoker::directory::StaticDirectory;
 use invoker::invoker_set::{now_ms, InvokerSet};
 use invoker::rpc::SharedInvoker;
 use registry_core::Url;

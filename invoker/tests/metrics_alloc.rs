@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use invoker::cluster::{self, ClusterOptions};
-use invoker::directory::static_directory::StaticDirectory;
 use invoker::directory::Directory;
+use invoker::directory::StaticDirectory;
 use invoker::filter::InvokerLayer;
 use invoker::metrics::{MetricsLayer, MetricsOptions};
 use invoker::rpc::{Invocation, Invoker, RpcResponse, RpcResult, SharedInvoker};

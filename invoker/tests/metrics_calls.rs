@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use invoker::cluster::{self, ClusterOptions};
-use invoker::directory::static_directory::StaticDirectory;
 use invoker::directory::Directory;
+use invoker::directory::StaticDirectory;
 use invoker::metrics::{refresh_all, MetricsOptions};
 use invoker::rpc::{
     Invocation, Invoker, RpcError, RpcErrorCode, RpcResponse, RpcResult, SharedInvoker,

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use invoker::directory::{
     ConfiguratorScope, Directory, DirectoryOptions, DubboCompat, RegistryDirectory,
 };
-use invoker::router::chain::{Chain, ChainMode, RuleSet};
 use invoker::router::compiled::CompiledChain;
-use invoker::router::condition::Dialect;
-use invoker::router::sample::RouteCall;
 use invoker::router::target::Target;
 use invoker::router::RuleKey;
 use invoker::rpc::Invocation;
+use invoker::rules::Dialect;
+use invoker::rules::RouteCall;
+use invoker::rules::{Chain, ChainMode, RuleSet};
 use invoker::testutil::providers::NoopFactory;
 use registry_core::Url;
 use serde_json::json;

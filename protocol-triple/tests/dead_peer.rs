@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use invoker::cluster;
-use invoker::directory::static_directory::StaticDirectory;
 use invoker::directory::Directory;
+use invoker::directory::StaticDirectory;
 use invoker::rpc::{Invocation, Invoker, SharedInvoker};
 use protocol_triple::{ConnectionOptions, PayloadMode, TripleInvoker, TripleInvokerFactory};
 use registry_core::Url;

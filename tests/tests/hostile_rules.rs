@@ -13,13 +13,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use invoker::directory::config_parser::parse_configurators;
 use invoker::directory::{ConfiguratorScope, Directory, RegistryDirectory, RuleWatcher};
-use invoker::router::condition::Dialect;
 use invoker::router::condition_rule::ConditionRule;
-use invoker::router::tag::TagRule;
 use invoker::router::RuleKey;
 use invoker::rpc::Invocation;
+use invoker::rules::parse_configurators;
+use invoker::rules::tag::TagRule;
+use invoker::rules::Dialect;
 use registry_core::config_center::DEFAULT_CONFIG_GROUP;
 use registry_core::{ConfigCenter, MemoryConfigCenter, MemoryRegistry, Registry};
 use tests::contract::provider_url;

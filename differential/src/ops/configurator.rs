@@ -2,9 +2,9 @@
 //! (`ConfigParser.parseConfigurators`) applied in order to a generated provider or consumer
 //! URL; the resulting URL text is compared.
 
-use invoker::directory::config_parser::parse_configurators;
-use invoker::directory::configurator::to_configurators;
 use invoker::directory::DubboCompat;
+use invoker::rules::parse_configurators;
+use invoker::rules::to_configurators;
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::strategy::BoxedStrategy;

@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use invoker::router::chain::{Chain, ChainMode, RuleSet};
-use invoker::router::condition::{ConditionRouter, Dialect};
-use invoker::router::sample::RouteCall;
-use invoker::router::tag::{self, TagRule};
 use invoker::router::target::Target;
 use invoker::router::RuleKey;
+use invoker::rules::tag::{self, TagRule};
+use invoker::rules::RouteCall;
+use invoker::rules::{Chain, ChainMode, RuleSet};
+use invoker::rules::{ConditionRouter, Dialect};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::strategy::BoxedStrategy;

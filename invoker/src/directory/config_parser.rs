@@ -42,9 +42,9 @@ use crate::router::RouterError;
 const ANYHOST: &str = "0.0.0.0";
 
 /// Most configurator URLs one rule may produce.
-pub const MAX_CONFIGURATOR_URLS: usize = 65_536;
+pub(crate) const MAX_CONFIGURATOR_URLS: usize = 65_536;
 /// Most bytes of URL text one rule may produce.
-pub const MAX_CONFIGURATOR_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_CONFIGURATOR_BYTES: usize = 16 * 1024 * 1024;
 
 /// One configurator URL produced from a rule, with its v3.0 `match` condition.
 #[derive(Debug, Clone)]

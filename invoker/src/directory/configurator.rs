@@ -328,7 +328,7 @@ pub fn to_configurators(urls: &[Url], compat: DubboCompat) -> Option<Vec<Configu
 }
 
 /// Applies every configurator in order (later ones win).
-pub fn configure_all(
+pub(crate) fn configure_all(
     configurators: &[Configurator],
     url: &Url,
     local_host: &str,
@@ -342,7 +342,7 @@ pub fn configure_all(
 }
 
 /// One `providerAddresses` entry: host and port text (empty: any port).
-pub type AddressEntry = (Box<str>, Box<str>);
+pub(crate) type AddressEntry = (Box<str>, Box<str>);
 
 /// [`Configurator::may_affect`] with the configurator's side read once
 /// ([`Configurator::affect_filter`]).

@@ -76,7 +76,7 @@ pub fn merge_url<'a>(
 /// `version`, `group`, `methods` (and `default.` forms); `remote.timestamp` keeps the
 /// provider's timestamp. (2.6 writes the filter/listener concatenation into the consumer
 /// map, so the result keeps the consumer value.)
-pub fn merge_url_26<'a>(
+pub(crate) fn merge_url_26<'a>(
     provider: &'a Url,
     consumer: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Url {
@@ -108,12 +108,12 @@ fn refer_params(consumer: &Url) -> impl Iterator<Item = (&str, &str)> {
 }
 
 /// True for a `mock://` provider (served by the mock selector, not by the user's transport).
-pub fn is_mock_provider(url: &Url) -> bool {
+pub(crate) fn is_mock_provider(url: &Url) -> bool {
     url.protocol() == Some("mock")
 }
 
 /// The URL the directory refers a provider with (`RegistryDirectory.toInvokers`).
-pub fn invoker_url(
+pub(crate) fn invoker_url(
     provider: &Url,
     consumer: &Url,
     configurators: &[Configurator],
@@ -157,7 +157,7 @@ pub fn invoker_url(
 
 /// `enabled` of a referred URL: a non-empty `disabled` wins (`enabled = !disabled`), else
 /// `enabled` (default true).
-pub fn is_enabled(url: &Url) -> bool {
+pub(crate) fn is_enabled(url: &Url) -> bool {
     match url.param("disabled").filter(|s| !s.is_empty()) {
         Some(d) => !d.eq_ignore_ascii_case("true"),
         None => url.param_bool("enabled", true),

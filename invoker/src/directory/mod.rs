@@ -43,10 +43,10 @@ use crate::invoker_set::InvokerSet;
 use crate::rpc::{Invocation, RpcError};
 
 pub(crate) mod condition_match;
-pub mod config_parser;
-pub mod configurator;
+pub(crate) mod config_parser;
+pub(crate) mod configurator;
 mod health;
-pub mod merge;
+pub(crate) mod merge;
 mod options;
 mod registry_directory;
 mod routing;
@@ -61,6 +61,7 @@ pub use options::{DirectoryOptions, DubboCompat, GroupJoiner, MethodCacheMode};
 pub use registry_directory::{ConfiguratorScope, RegistryDirectory, SUBSCRIBE_CATEGORIES};
 pub use rules::RuleWatcher;
 pub use snapshot::{group_invokers, is_multi_group};
+pub use static_directory::StaticDirectory;
 
 /// A source of invokers for one consumer reference.
 pub trait Directory: Send + Sync + Debug {
@@ -92,4 +93,4 @@ pub trait Directory: Send + Sync + Debug {
     fn destroy(&self) {}
 }
 
-pub mod static_directory;
+pub(crate) mod static_directory;

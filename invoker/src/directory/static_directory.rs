@@ -17,7 +17,7 @@ use crate::router::mock::wants_mock;
 use crate::rpc::{Invocation, RpcError, RpcErrorCode, SharedInvoker};
 
 /// True when an invoker serves a `mock://` provider URL.
-pub fn is_mock_invoker(invoker: &SharedInvoker) -> bool {
+pub(crate) fn is_mock_invoker(invoker: &SharedInvoker) -> bool {
     invoker.url().protocol() == Some("mock")
 }
 

@@ -18,9 +18,9 @@ use registry_core::Url;
 use crate::rpc::SharedInvoker;
 
 mod bits;
-pub mod chain;
+pub(crate) mod chain;
 pub mod compiled;
-pub mod condition;
+pub(crate) mod condition;
 pub mod condition_rule;
 mod error;
 pub(crate) mod fields;
@@ -28,8 +28,8 @@ pub(crate) mod mock;
 pub mod rule_doc;
 mod rule_key;
 pub(crate) mod rule_regex;
-pub mod sample;
-pub mod tag;
+pub(crate) mod sample;
+pub(crate) mod tag;
 pub mod target;
 pub(crate) mod url_rule;
 

@@ -53,7 +53,7 @@ impl<'a> RouteCall<'a> {
 
 /// `URL#toOriginalMap().get(key)`: the params, overlaid by `protocol`, `username`,
 /// `password`, `host`, `port` (only if > 0), `path` and `address`.
-pub fn original_value<'u>(url: &'u Url, key: &str) -> Option<Cow<'u, str>> {
+pub(crate) fn original_value<'u>(url: &'u Url, key: &str) -> Option<Cow<'u, str>> {
     let field = match key {
         "protocol" => url.protocol().map(Cow::Borrowed),
         "username" => url.username().map(Cow::Borrowed),
@@ -75,7 +75,7 @@ pub fn original_value<'u>(url: &'u Url, key: &str) -> Option<Cow<'u, str>> {
 
 /// `URL#getRawParameter(key)` (the `$name` references of a then-part): the URL fields
 /// (`port` always, as a string) and otherwise the param.
-pub fn raw_parameter<'u>(url: &'u Url, key: &str) -> Option<Cow<'u, str>> {
+pub(crate) fn raw_parameter<'u>(url: &'u Url, key: &str) -> Option<Cow<'u, str>> {
     match key {
         "protocol" => url.protocol().map(Cow::Borrowed),
         "username" => url.username().map(Cow::Borrowed),
@@ -88,7 +88,7 @@ pub fn raw_parameter<'u>(url: &'u Url, key: &str) -> Option<Cow<'u, str>> {
 }
 
 /// Java's `String.valueOf(argument)` for a JSON argument value.
-pub fn java_string(v: &Value) -> Cow<'_, str> {
+pub(crate) fn java_string(v: &Value) -> Cow<'_, str> {
     match v {
         Value::Null => Cow::Borrowed("null"),
         Value::String(s) => Cow::Borrowed(s),

@@ -11,7 +11,7 @@ use crate::router::sample::{java_string, original_value, RouteCall};
 
 /// The value Java's attachment and argument matchers return when the key cannot be read; an
 /// ordinary value: `=` fails and `!=` passes.
-pub const NOT_FOUND: &str = "dubbo_internal_not_found_argument_condition_value";
+pub(crate) const NOT_FOUND: &str = "dubbo_internal_not_found_argument_condition_value";
 
 /// Which extension reads a key's value (by factory order: attachments, arguments, param).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 //! providers. A rule whose when-part reads `arguments[i]` or `attachments[k]` depends on the
 //! whole call ([`ConditionRouter::reads_call_details`]); otherwise only on the method name.
 
-pub mod matcher;
+pub(crate) mod matcher;
 pub(crate) mod multi_dest;
-pub mod parse;
+pub(crate) mod parse;
 pub(crate) mod pattern;
 
 use registry_core::Url;
