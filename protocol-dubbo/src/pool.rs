@@ -66,12 +66,11 @@ impl ConnectionPool {
         self.connects.available_permits()
     }
 
-    /// The key of the shared connections to `addr`: the address, `tls:` in front for TLS.
+    /// The key of the shared connections to `addr` ([`invoker::rpc::connection_key`]).
     pub(crate) fn key(addr: &Arc<str>, tls: bool) -> Arc<str> {
-        if tls {
-            format!("tls:{addr}").into()
-        } else {
-            addr.clone()
+        match invoker::rpc::connection_key(addr, tls) {
+            std::borrow::Cow::Borrowed(_) => addr.clone(),
+            std::borrow::Cow::Owned(k) => k.into(),
         }
     }
 

@@ -135,12 +135,9 @@ impl TripleInvokerFactory {
         addr: &str,
         tls: Option<TlsTarget>,
     ) -> Result<Arc<Connection>, crate::TripleError> {
-        let key = match &tls {
-            Some(_) => format!("tls:{addr}"),
-            None => addr.to_owned(),
-        };
+        let key = invoker::rpc::connection_key(addr, tls.is_some());
         let mut pool = self.pool.lock();
-        if let Some(c) = pool.get(&key).and_then(Weak::upgrade) {
+        if let Some(c) = pool.get(key.as_ref()).and_then(Weak::upgrade) {
             return Ok(c);
         }
         pool.retain(|_, w| w.strong_count() > 0);
@@ -150,7 +147,7 @@ impl TripleInvokerFactory {
             Some(self.permits.clone()),
             tls,
         )?;
-        pool.insert(key, Arc::downgrade(&c));
+        pool.insert(key.into_owned(), Arc::downgrade(&c));
         Ok(c)
     }
 

@@ -1,6 +1,8 @@
 //! What every protocol reads the same way from a provider URL before it dials: the socket
-//! address ([`socket_address`]) and the message size limit ([`payload_limit`],
-//! [`DEFAULT_PAYLOAD`]).
+//! address ([`socket_address`]), the key its shared connections are kept under
+//! ([`connection_key`]) and the message size limit ([`payload_limit`], [`DEFAULT_PAYLOAD`]).
+
+use std::borrow::Cow;
 
 use registry_core::Url;
 
@@ -21,6 +23,18 @@ pub fn socket_address(provider: &Url, default_port: i32) -> Option<String> {
     } else {
         format!("{host}:{port}")
     })
+}
+
+/// The key of the connections a protocol shares between the invokers of one address (Dubbo's
+/// shared clients): the address itself, or `tls:` and the address for TLS, so that a provider
+/// that turns TLS on is never served by the plaintext connection kept for it (nor the other
+/// way round).
+pub fn connection_key(address: &str, tls: bool) -> Cow<'_, str> {
+    if tls {
+        Cow::Owned(format!("tls:{address}"))
+    } else {
+        Cow::Borrowed(address)
+    }
 }
 
 /// The message limit of `provider` (bytes): its `payload` parameter when positive, else
@@ -52,6 +66,13 @@ mod tests {
         assert_eq!(at("dubbo://[fd00::1]:7/S").as_deref(), Some("[fd00::1]:7"));
         assert_eq!(at("dubbo://h:70000/S").as_deref(), Some("h:20880"));
         assert_eq!(at("mock:///S"), None);
+    }
+
+    #[test]
+    fn tls_and_plaintext_connections_are_kept_apart() {
+        assert_eq!(connection_key("10.0.0.1:50051", false), "10.0.0.1:50051");
+        assert_eq!(connection_key("10.0.0.1:50051", true), "tls:10.0.0.1:50051");
+        assert_eq!(connection_key("[fd00::1]:7", true), "tls:[fd00::1]:7");
     }
 
     #[test]

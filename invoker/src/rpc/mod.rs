@@ -8,7 +8,7 @@ mod invocation;
 mod invoker;
 mod timeout;
 
-pub use endpoint::{payload_limit, socket_address, DEFAULT_PAYLOAD};
+pub use endpoint::{connection_key, payload_limit, socket_address, DEFAULT_PAYLOAD};
 pub use error::{RpcError, RpcErrorCode};
 pub use invocation::{CallMode, Invocation, RpcResponse};
 #[doc(hidden)]
