@@ -6,9 +6,9 @@
 //! [`RegistryDirectory`] follows a registry subscription (Dubbo's `RegistryDirectory`):
 //! - notified URLs are classified as configurators (`override://`, `absent://`, category
 //!   `configurators`), routers (`route://`, category `routers`) or providers;
-//! - configurators ([`configurator`]) are ordered by host then `priority` and applied to every
+//! - configurators ([`crate::rules::Configurator`]) are ordered by host then `priority` and applied to every
 //!   provider URL and to the consumer URL ([`Directory::consumer_url`]);
-//! - each provider URL is merged with the consumer parameters ([`merge`]: 3.x
+//! - each provider URL is merged with the consumer parameters ([`crate::rules::merge_url`]: 3.x
 //!   `ServiceAddressURL` layering, or `ClusterUtils.mergeUrl` for 2.6/2.7 rules), gets
 //!   `check=false`, loses `mock`, and is referred through the user's
 //!   [`crate::rpc::InvokerFactory`] only when enabled (`disabled` wins over `enabled`) and
@@ -29,7 +29,7 @@
 //!
 //! Governance rules from a config centre ([`rules::RuleWatcher`]) reach the directory through
 //! [`RegistryDirectory::set_router_rule`] and
-//! [`RegistryDirectory::set_dynamic_configurators`] (override YAML parsed by [`config_parser`];
+//! [`RegistryDirectory::set_dynamic_configurators`] (override YAML parsed by [`crate::rules::parse_configurators`];
 //! applied after the registry's configurators: registry, application, service). A rule change
 //! re-merges only the providers its configurators may touch.
 
