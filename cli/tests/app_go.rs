@@ -342,6 +342,7 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
     })
     .await;
     let before = revisions(&l, &app).await;
+    eprintln!("rolling restart: both held, revisions {before:?}");
 
     // Calls every 10 ms, and the provider count sampled every millisecond, throughout.
     let stop = Arc::new(AtomicBool::new(false));
@@ -381,6 +382,7 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
     let mut a = a;
     a.process.terminate(Duration::from_secs(30)).await;
     gone(&demo, &echo, [addr_of(&pb)].into(), [addr_of(&pb)].into()).await;
+    eprintln!("rolling restart: A stopped, B alone");
     let Some(a2) = go_provider("goroll-a2", &reg, &app, &pa, &["demo"], ("v", "2")).await else {
         return;
     };
@@ -412,6 +414,7 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
     let mut b = b;
     b.process.terminate(Duration::from_secs(30)).await;
     gone(&demo, &echo, [addr_of(&pa)].into(), BTreeSet::new()).await;
+    eprintln!("rolling restart: B stopped, A alone");
     let Some(b2) = go_provider("goroll-b2", &reg, &app, &pb, &["demo"], ("v", "2")).await else {
         return;
     };
@@ -436,6 +439,11 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
         (ok.load(Ordering::Relaxed) > n).then_some(())
     })
     .await;
+    eprintln!(
+        "rolling restart: done, revisions {:?}, {} calls served",
+        revisions(&l, &app).await,
+        ok.load(Ordering::Relaxed)
+    );
     stop.store(true, Ordering::Relaxed);
     caller.await.unwrap();
     sampler.await.unwrap();
