@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# bench-java.sh - three consumers calling the same warmed real Java Dubbo 3.3.6 provider (scripts/peers/java-dubbo3.sh,
+# bench-java.sh - consumers calling the same warmed real Java Dubbo 3.3.6 provider (scripts/peers/java-dubbo3.sh,
 # com.example.peer.DemoService#sayHello("bench")), in one run: ours (`dubbo-registry invoke --repeat`, release build),
-# the real Java Dubbo 3.3.6 consumer (full JIT, warmed up with JAVA_WARMUP calls in the same JVM before measuring) and
-# the dubbo-go 3.3.2 consumer (scripts/peers/go-dubbo.sh consumer). Dubbo2 (Hessian2) and Triple (wrapper mode,
-# Hessian2), 1 and 64 calls in flight, the clients alternated in ROUNDS rounds. The provider runs on CPU
-# PROVIDER_CPU, every client on CPU CLIENT_CPU (taskset), so client and provider never share a core; each round
-# starts with the next client in turn.
+# the real Java Dubbo 3.3.6 consumer (full JIT, warmed up with JAVA_WARMUP calls in the same JVM before measuring),
+# the dubbo-go 3.3.2 consumer (scripts/peers/go-dubbo.sh consumer) and the provider's floor (scripts/bench-floor.py:
+# the same call as fixed bytes from a client that does no work, the most any client can get from this provider).
+# Dubbo2 (Hessian2) and Triple (wrapper mode, Hessian2), 1 and 64 calls in flight, the clients alternated in ROUNDS
+# rounds. The provider runs on CPU PROVIDER_CPU, every client on CPU CLIENT_CPU (taskset), so client and provider never
+# share a core; each round starts with the next client in turn.
 #
 #   bash scripts/bench-java.sh [CALLS_1] [CALLS_64] [ROUNDS]        (defaults 5000, 20000 and 3)
 #
@@ -15,7 +16,7 @@
 # the JVM's process CPU time) and the provider's CPU time per call (/proc/PID/stat over the client's run, its warm-up
 # calls included in the count).
 # Env: JAVA_WARMUP (default 20000), WARMUP (ours and Go, default 2000), PROVIDER_CPU (1), CLIENT_CPU (0), NO_PIN=1
-#      (no taskset), PROTOCOLS ("dubbo tri"), CLIENTS ("rust java go"), CONCURRENCY ("1 64"),
+#      (no taskset), PROTOCOLS ("dubbo tri"), CLIENTS ("rust java go floor"), CONCURRENCY ("1 64"),
 #      DUBBO_REGISTRY (a built binary; skips the cargo build), OUT (also append the JSON lines to this file).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +26,7 @@ ROUNDS=${3:-3}
 JAVA_WARMUP=${JAVA_WARMUP:-20000}
 WARMUP=${WARMUP:-2000}
 PROTOCOLS=${PROTOCOLS:-dubbo tri}
-CLIENTS=${CLIENTS:-rust java go}
+CLIENTS=${CLIENTS:-rust java go floor}
 CONCURRENCY=${CONCURRENCY:-1 64}
 SERVICE=com.example.peer.DemoService
 export DUBBO_TEST_PEERS_DIR=${DUBBO_TEST_PEERS_DIR:-$ROOT/.peers}
@@ -76,11 +77,29 @@ ticks() { awk '{print $14 + $15}' "/proc/$JVM/stat"; }
 
 target() { if [[ $1 == dubbo ]]; then echo "dubbo://127.0.0.1:$DPORT"; else echo "tri://127.0.0.1:$TPORT"; fi; }
 
-# Warm the provider up on both protocols (its JIT), with our client.
+# Warm the provider up on both protocols (its JIT), with our client, many calls in flight and then one: the first
+# client measured at 1 in flight after a warm-up under load alone paid for the provider's recompilation (twice the
+# provider CPU per call, whichever client it was).
 for p in $PROTOCOLS; do
     "$BIN" invoke "$(target "$p")" $SERVICE sayHello '["bench"]' --version 1.0.0 --timeout 5000 --repeat 30000 \
         --concurrency 16 >/dev/null
+    "$BIN" invoke "$(target "$p")" $SERVICE sayHello '["bench"]' --version 1.0.0 --timeout 5000 --repeat 10000 \
+        --concurrency 1 >/dev/null
 done
+# Its JIT keeps compiling for seconds after the warm-up, on the provider's one CPU: the first client measured would
+# share that CPU with the compiler (provider CPU per call doubles, p99 grows tenfold). Wait until the idle provider
+# uses under 2 % of a CPU over a second (at most a minute).
+settle() {
+    local a b
+    for _ in $(seq 1 60); do
+        a=$(ticks)
+        sleep 1
+        b=$(ticks)
+        (((b - a) * 100 <= 2 * HZ)) && return
+    done
+    echo "bench-java: the provider never settled (still busy after a minute)" >&2
+}
+settle
 
 # ---- one run -------------------------------------------------------------------------------------------------------
 # run ROUND PROTOCOL CONCURRENCY CLIENT: prints one normalized JSON line.
@@ -107,6 +126,12 @@ run() {
                 --repeat "$n" --concurrency "$c" --warmup "$warm" 2>"$TMP/java-consumer.log" | tail -1)
             after=$(ticks)
             ;;
+        floor)
+            warm=$WARMUP
+            before=$(ticks)
+            raw=$("${CLIENT_PIN[@]}" python3 "$ROOT/scripts/bench-floor.py" "$proto" "${t##*:}" "$n" "$c" "$warm")
+            after=$(ticks)
+            ;;
         go)
             warm=$WARMUP
             before=$(ticks)
@@ -126,7 +151,8 @@ except ValueError:
 ms = lambda k: r[k] * 1000 if isinstance(r.get(k), (int, float)) else None
 out = {
     "round": int(round_), "protocol": proto, "concurrency": int(c),
-    "client": {"rust": "dubbo-registry", "java": "Java Dubbo 3.3.6", "go": "dubbo-go 3.3.2"}[client],
+    "client": {"rust": "dubbo-registry", "java": "Java Dubbo 3.3.6", "go": "dubbo-go 3.3.2",
+           "floor": "no-work floor"}[client],
     "calls": int(n), "errors": r.get("errors"),
     "calls_per_sec": round(r.get("calls_per_sec", 0), 1),
     "p50_us": r.get("p50_us", ms("p50_ms")), "p99_us": r.get("p99_us", ms("p99_ms")),
@@ -164,7 +190,7 @@ python3 - "$LINES" <<'EOF' >&2
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 keys = sorted({(r["protocol"], r["concurrency"]) for r in rows}, key=lambda k: (k[0] != "dubbo", k[1]))
-clients = ["dubbo-registry", "Java Dubbo 3.3.6", "dubbo-go 3.3.2"]
+clients = ["dubbo-registry", "Java Dubbo 3.3.6", "dubbo-go 3.3.2", "no-work floor"]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
 print("| protocol | in flight | client | calls/s | p50 µs | p99 µs | client CPU µs/call | provider CPU µs/call | errors |")
 print("|---|---|---|---|---|---|---|---|---|")
@@ -181,13 +207,16 @@ for k in keys:
         print(f"| {k[0]} | {k[1]} | {cl} | {m['calls_per_sec']:.0f} | {m['p50_us']:.0f} | {m['p99_us']:.0f} | "
               f"{m['client_cpu_us_per_call']:.1f} | {m['provider_cpu_us_per_call']:.1f} | {m['errors']} |")
 print()
-print("| protocol | in flight | ours / Java calls/s | Java p99 / ours p99 | Java client CPU / ours | ours / dubbo-go calls/s |")
-print("|---|---|---|---|---|---|")
+print("| protocol | in flight | ours / Java calls/s | Java p99 / ours p99 | Java client CPU / ours | ours / dubbo-go calls/s "
+      "| ours / floor calls/s | floor / Java calls/s |")
+print("|---|---|---|---|---|---|---|---|")
 for k in keys:
-    o, j, g = (summary.get((k, c)) for c in clients)
+    o, j, g, f = (summary.get((k, c)) for c in clients)
     if not o or not j:
         continue
     gr = f"{o['calls_per_sec'] / g['calls_per_sec']:.2f}" if g else "-"
+    fo = f"{o['calls_per_sec'] / f['calls_per_sec']:.2f}" if f else "-"
+    fj = f"{f['calls_per_sec'] / j['calls_per_sec']:.2f}" if f else "-"
     print(f"| {k[0]} | {k[1]} | {o['calls_per_sec'] / j['calls_per_sec']:.2f} | {j['p99_us'] / o['p99_us']:.2f} | "
-          f"{j['client_cpu_us_per_call'] / max(o['client_cpu_us_per_call'], 1e-9):.2f} | {gr} |")
+          f"{j['client_cpu_us_per_call'] / max(o['client_cpu_us_per_call'], 1e-9):.2f} | {gr} | {fo} | {fj} |")
 EOF
