@@ -456,4 +456,8 @@ async fn a_bad_rule_file_is_a_clear_error() {
     ));
     let e = w.try_open(&big.param(), true).await.unwrap_err();
     assert!(e.to_string().contains("limit"), "{e}");
+    // Checked even while the config centre has a rule (the file is not needed yet).
+    w.rule(Some("step: FORCE_INTERFACE")).await;
+    let e = w.try_open(&garbage.param(), true).await.unwrap_err();
+    assert!(e.to_string().contains("SOMETIMES"), "{e}");
 }

@@ -19,7 +19,8 @@
 //!   to its init rule). Java applies the file only after `dubbo.application.migration.delay`
 //!   (60 s); here it applies from the start (`docs/compatibility.md`). The file is read within
 //!   the bounds of every rule ([`registry_core::rule_yaml`]); a file that cannot be read or
-//!   parsed fails [`MigrationReference::open`] with a clear error.
+//!   parsed fails [`MigrationReference::open`] with a clear error, even while the config centre has
+//!   a rule.
 //! - **Steps** (`MigrationInvoker.migrateTo*`): `APPLICATION_FIRST` subscribes both levels and
 //!   prefers the application level while the comparator agrees, recomputed on every change of
 //!   either directory; `FORCE_APPLICATION` subscribes the application level and, when an
@@ -191,12 +192,11 @@ impl MigrationReference {
                 }
             }
         }
-        let first = match initial.as_deref().filter(|t| !t.trim().is_empty()) {
-            Some(_) => parse_or_default(initial.as_deref()),
-            None => match local_rule(&inner.cfg.consumer, &registry_url)? {
-                Some(rule) => rule,
-                None => parse_or_default(initial.as_deref()),
-            },
+        // The local file is read (and a bad one refused) whether or not it is needed now.
+        let local = local_rule(&inner.cfg.consumer, &registry_url)?;
+        let first = match (initial.as_deref().filter(|t| !t.trim().is_empty()), local) {
+            (None, Some(rule)) => rule,
+            _ => parse_or_default(initial.as_deref()),
         };
         Inner::apply(&inner, first, initial).await?;
         if let Some(w) = watch {
@@ -270,13 +270,14 @@ pub fn local_rule(consumer: &Url, registry: &Url) -> Result<Option<MigrationRule
     };
     let limit = registry_core::rule_yaml::YamlLimits::default().max_bytes;
     let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     file.take(limit as u64 + 1)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| fail(e.to_string()))?;
-    if text.len() > limit {
+    if bytes.len() > limit {
         return Err(fail(format!("larger than the limit of {limit} bytes")));
     }
+    let text = String::from_utf8(bytes).map_err(|e| fail(e.to_string()))?;
     let rule = MigrationRule::parse(&text).map_err(|e| fail(e.to_string()))?;
     tracing::info!(path, step = ?rule.values.step, "migration rule from the local file, until the config centre has one");
     Ok(Some(rule))
