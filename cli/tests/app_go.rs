@@ -5,15 +5,29 @@
 //! keeps one invoker per service and address), `invoke` calls it, and the Java 3.3.6 consumer
 //! sees the same providers. With `metadata-type=remote` the MetadataInfo is read from the
 //! report dubbo-go writes (ZooKeeper: its own layout, which the Java consumer cannot read).
+//! A rolling restart of dubbo-go providers onto new revisions, followed by a long-lived
+//! consumer calling in a loop, never leaves it without a provider (dubbo-go #3615) nor with a
+//! stale one (dubbo-go #3468).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use app_discovery::migration::{MigrationReference, ReferenceConfig};
+use app_discovery::{
+    AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
+    MetadataServiceClients, MigrationStep, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
+};
 use common::app::{java_list, run};
+use invoker::directory::{Directory, DirectoryOptions};
+use invoker::rpc::{Invocation, InvokerFactory};
+use registry_core::Url;
+use registry_zk::{ZkConfigCenter, ZkServiceDiscovery};
 use tests::peers::{GoProvider, ProviderOptions};
 
 const DEMO: &str = "com.example.peer.DemoService";
@@ -136,4 +150,322 @@ async fn dubbo_go_remote_metadata_on_nacos() {
     };
     let reg = format!("nacos://{addr}?namespace={}", tests::unique("appgo-remote"));
     found_and_called("appgo-nacos-remote", &reg, Some("remote")).await;
+}
+
+const ECHO: &str = "com.example.peer.EchoService";
+const T: Duration = Duration::from_secs(60);
+
+/// A dubbo-go provider of `app` at application level on the pinned `ports` (dubbo, tri,
+/// metadata) serving `services` with the parameter `param`.
+async fn go_provider(
+    test: &str,
+    reg: &str,
+    app: &str,
+    ports: &[String; 3],
+    services: &[&str],
+    param: (&str, &str),
+) -> Option<GoProvider> {
+    let opts = ProviderOptions {
+        registry: Some(reg.to_owned()),
+        app: app.to_owned(),
+        register_mode: Some("service".to_owned()),
+        services: services.iter().map(|s| (*s).to_owned()).collect(),
+        params: vec![(param.0.to_owned(), param.1.to_owned())],
+        // Later flags win: the ports stay the same across a restart.
+        extra: [
+            "--dubbo-port",
+            &ports[0],
+            "--tri-port",
+            &ports[1],
+            "--metadata-port",
+            &ports[2],
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect(),
+        ..ProviderOptions::default()
+    };
+    GoProvider::start(test, &opts).await
+}
+
+/// Three distinct free ports (held together while chosen).
+fn ports() -> [String; 3] {
+    let l: Vec<std::net::TcpListener> = (0..3)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let p: Vec<String> = l
+        .iter()
+        .map(|l| l.local_addr().unwrap().port().to_string())
+        .collect();
+    [p[0].clone(), p[1].clone(), p[2].clone()]
+}
+
+/// An application-level-only reference (`FORCE_APPLICATION`) to `service` over Dubbo2.
+async fn go_reference(app: &ServiceDiscoveryRegistry, service: &str) -> MigrationReference {
+    let consumer = Url::parse(&format!(
+        "consumer://127.0.0.1/{service}?interface={service}&application=go-roll-consumer&protocol=dubbo&check=false&timeout=3000&retries=2"
+    ))
+    .unwrap();
+    let factory: Arc<dyn InvokerFactory> = Arc::new(protocol_dubbo::DubboInvokerFactory::new());
+    MigrationReference::open(ReferenceConfig {
+        consumer,
+        factory,
+        options: DirectoryOptions {
+            register: false,
+            ready_timeout: T,
+            ..DirectoryOptions::default()
+        },
+        interface_registry: None,
+        app_registry: Some(app.clone()),
+        config_center: None,
+        rule_wait: Duration::from_secs(1),
+    })
+    .await
+    .unwrap()
+}
+
+/// The addresses a reference's application-level directory holds.
+fn held(r: &MigrationReference) -> BTreeSet<String> {
+    r.directory()
+        .application_directory()
+        .map(|d| {
+            d.invoker_urls()
+                .iter()
+                .filter_map(|u| u.address())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A stopped provider is dropped by both references (nothing stale), the other one stays
+/// (never empty) and answers a call.
+async fn gone(
+    demo: &MigrationReference,
+    echo: &MigrationReference,
+    demo_left: BTreeSet<String>,
+    echo_left: BTreeSet<String>,
+) {
+    tests::eventually(
+        "the stopped provider dropped, the other kept",
+        T,
+        || async { (held(demo) == demo_left && held(echo) == echo_left).then_some(()) },
+    )
+    .await;
+    let cluster = invoker::cluster::join(demo.directory() as Arc<dyn Directory>);
+    let who = cluster
+        .invoke(&Invocation::new("whoAmI"))
+        .await
+        .unwrap()
+        .value;
+    let port = demo_left
+        .iter()
+        .next()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(
+        who.as_str().unwrap().contains(&port),
+        "{who} from {demo_left:?}"
+    );
+}
+
+/// The revision each instance address of `app` announces, as the consumer resolved it.
+async fn revisions(l: &ServiceDiscoveryRegistry, app: &str) -> Vec<(String, String)> {
+    let snap = l.describe_app(app, Duration::from_secs(1)).await;
+    let mut v: Vec<(String, String)> = snap
+        .revisions
+        .iter()
+        .flat_map(|r| {
+            r.instances
+                .iter()
+                .filter(|i| !r.stale.contains(&i.address()))
+                .map(move |i| (i.address(), r.revision.to_string()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A rolling restart of two dubbo-go 3.3.2 providers (registry-type=service, local metadata,
+/// MetadataService v1 over Dubbo2), each restarted on its own ports serving a smaller
+/// interface set (DemoService only, no more EchoService) with a changed parameter, so its
+/// instances announce a new revision: a consumer calling DemoService every 10 ms never has
+/// zero providers (sampled every millisecond) and never fails for lack of one (#3615); after
+/// each restart nothing of the old revision stays: the EchoService reference drops the
+/// restarted provider, and DemoService holds exactly the live providers (#3468).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dubbo_go_rolling_restart_never_empty_never_stale() {
+    let Some(addr) = tests::zk_addr("dubbo_go_rolling") else {
+        return;
+    };
+    let reg = format!("zookeeper://{addr}?group={}", tests::unique("appgo-roll"));
+    let app = tests::unique("goroll").replace('-', "_");
+    let (pa, pb) = (ports(), ports());
+    let Some(a) = go_provider("goroll-a", &reg, &app, &pa, &["demo", "echo"], ("v", "1")).await
+    else {
+        return;
+    };
+    let Some(b) = go_provider("goroll-b", &reg, &app, &pb, &["demo", "echo"], ("v", "1")).await
+    else {
+        return;
+    };
+    let url = Url::parse(&reg).unwrap();
+    let dubbo = Arc::new(protocol_dubbo::DubboInvokerFactory::new());
+    let clients = MetadataServiceClients::new()
+        .with_v1("dubbo", Arc::new(InvokerMetadataClient::new(dubbo)))
+        .with_v2(Arc::new(protocol_triple::MetadataServiceV2Client::new()));
+    let root = registry_zk::config_center::metadata_root(&url);
+    let report = MetadataReport::new(
+        Arc::new(
+            ZkConfigCenter::connect_with_root(&url, &root)
+                .await
+                .unwrap(),
+        ),
+        ReportLayout::Tree,
+    );
+    let l = ServiceDiscoveryRegistry::new(
+        url.clone(),
+        Arc::new(ZkServiceDiscovery::connect(&url).await.unwrap()),
+        Some(report.clone()),
+        MetadataResolver::new(Some(report), clients, ResolverOptions::default()),
+        AppDiscoveryOptions::default(),
+    );
+    let demo = go_reference(&l, DEMO).await;
+    let echo = go_reference(&l, ECHO).await;
+    assert_eq!(demo.directory().step(), MigrationStep::ForceApplication);
+    let addr_of = |p: &[String; 3]| format!("127.0.0.1:{}", p[0]);
+    let both: BTreeSet<String> = [addr_of(&pa), addr_of(&pb)].into();
+    tests::eventually("both providers held", T, || async {
+        (held(&demo) == both && held(&echo) == both).then_some(())
+    })
+    .await;
+    let before = revisions(&l, &app).await;
+    eprintln!("rolling restart: both held, revisions {before:?}");
+
+    // Calls every 10 ms, and the provider count sampled every millisecond, throughout.
+    let stop = Arc::new(AtomicBool::new(false));
+    let ok = Arc::new(AtomicUsize::new(0));
+    let empty_seen = Arc::new(AtomicUsize::new(0));
+    let failures: Arc<Mutex<Vec<String>>> = Arc::default();
+    let cluster = invoker::cluster::join(demo.directory() as Arc<dyn Directory>);
+    let caller = {
+        let (stop, ok, failures) = (stop.clone(), ok.clone(), failures.clone());
+        tokio::spawn(async move {
+            let inv = Invocation::new("whoAmI");
+            while !stop.load(Ordering::Relaxed) {
+                match cluster.invoke(&inv).await {
+                    Ok(_) => {
+                        ok.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => failures.lock().unwrap().push(e.to_string()),
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    let sampler = {
+        let (stop, empty_seen) = (stop.clone(), empty_seen.clone());
+        let dir = demo.directory().application_directory().unwrap();
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                if dir.invoker_count() == 0 {
+                    empty_seen.fetch_add(1, Ordering::Relaxed);
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+    };
+
+    // Restart A: DemoService only, another parameter: a new revision on the same ports.
+    let mut a = a;
+    a.process.terminate(Duration::from_secs(30)).await;
+    gone(&demo, &echo, [addr_of(&pb)].into(), [addr_of(&pb)].into()).await;
+    eprintln!("rolling restart: A stopped, B alone");
+    let Some(a2) = go_provider("goroll-a2", &reg, &app, &pa, &["demo"], ("v", "2")).await else {
+        return;
+    };
+    tests::eventually(
+        "A on its new revision, EchoService no longer at A",
+        T,
+        || async {
+            let now = revisions(&l, &app).await;
+            let a_now: BTreeSet<&String> = now
+                .iter()
+                .filter(|(ad, _)| ad.ends_with(&format!(":{}", pa[0])))
+                .map(|(_, r)| r)
+                .collect();
+            let a_before: BTreeSet<&String> = before
+                .iter()
+                .filter(|(ad, _)| ad.ends_with(&format!(":{}", pa[0])))
+                .map(|(_, r)| r)
+                .collect();
+            (!a_now.is_empty()
+                && a_now.is_disjoint(&a_before)
+                && held(&echo) == [addr_of(&pb)].into()
+                && held(&demo) == both)
+                .then_some(())
+        },
+    )
+    .await;
+
+    // Then B, the same way.
+    let mut b = b;
+    b.process.terminate(Duration::from_secs(30)).await;
+    gone(&demo, &echo, [addr_of(&pa)].into(), BTreeSet::new()).await;
+    eprintln!("rolling restart: B stopped, A alone");
+    let Some(b2) = go_provider("goroll-b2", &reg, &app, &pb, &["demo"], ("v", "2")).await else {
+        return;
+    };
+    tests::eventually(
+        "B on its new revision, EchoService served by nobody",
+        T,
+        || async {
+            let now = revisions(&l, &app).await;
+            let old: BTreeSet<&String> = before.iter().map(|(_, r)| r).collect();
+            (now.len() >= 2
+                && now.iter().all(|(_, r)| !old.contains(r))
+                && held(&echo).is_empty()
+                && held(&demo) == both)
+                .then_some(())
+        },
+    )
+    .await;
+    // Calls keep being served after the restart.
+    tests::eventually("calls served after the restart", T, || async {
+        let n = ok.load(Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        (ok.load(Ordering::Relaxed) > n).then_some(())
+    })
+    .await;
+    eprintln!(
+        "rolling restart: done, revisions {:?}, {} calls served",
+        revisions(&l, &app).await,
+        ok.load(Ordering::Relaxed)
+    );
+    stop.store(true, Ordering::Relaxed);
+    caller.await.unwrap();
+    sampler.await.unwrap();
+    assert_eq!(
+        empty_seen.load(Ordering::Relaxed),
+        0,
+        "the DemoService directory was seen empty during the restart"
+    );
+    let f = failures.lock().unwrap().clone();
+    assert!(
+        f.iter().all(|e| !e.contains("No provider")),
+        "the consumer was left without a provider: {f:?}"
+    );
+    assert!(ok.load(Ordering::Relaxed) > 0, "calls kept being served");
+    // The restarted providers answer the calls: nothing is stuck on a gone connection.
+    let whoami = invoker::cluster::join(demo.directory() as Arc<dyn Directory>);
+    let mut answered = BTreeSet::new();
+    for _ in 0..50 {
+        if let Ok(r) = whoami.invoke(&Invocation::new("whoAmI")).await {
+            answered.insert(r.value.as_str().unwrap_or("").to_owned());
+        }
+    }
+    assert!(answered.iter().all(|w| w.starts_with(&app)), "{answered:?}");
+    drop((a, b, a2, b2));
 }

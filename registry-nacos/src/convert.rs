@@ -123,6 +123,16 @@ impl InstanceCache {
         self.instances.as_ref()
     }
 
+    /// True when the last applied reply lists nothing (no provider URL; application-level
+    /// mode: no instance), or before the first reply.
+    pub fn lists_nothing(&self) -> bool {
+        if self.instances_mode {
+            self.instances.as_ref().is_none_or(|l| l.is_empty())
+        } else {
+            self.urls.as_ref().is_none_or(|u| u.is_empty())
+        }
+    }
+
     /// The enabled provider URLs of the last applied reply (sorted by ip, port), `None`
     /// before the first reply.
     pub fn urls(&self) -> Option<&Arc<[Url]>> {

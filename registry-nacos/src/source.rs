@@ -42,6 +42,12 @@ pub struct ServiceSnapshot {
 }
 
 impl ServiceSnapshot {
+    /// True when the snapshot lists a provider URL or (application level) an instance.
+    pub fn lists_something(&self) -> bool {
+        self.urls.as_ref().is_some_and(|u| !u.is_empty())
+            || self.instances.as_ref().is_some_and(|l| !l.is_empty())
+    }
+
     /// Copies what `cache` holds after an apply; true when something changed (`changed`
     /// says the cache's list did; an error is cleared).
     pub(crate) fn take_from(&mut self, cache: &InstanceCache, changed: bool) -> bool {

@@ -1,7 +1,8 @@
 //! Migration between discovery levels on the in-process backends: the default
 //! `APPLICATION_FIRST` with its per-call fallback, `proportion`, rules published live in the
 //! config centre (steps, threshold, force, interface and application sub-rules), a refused
-//! switch keeping the previous step, and an application-level-only registry.
+//! switch keeping the previous step, an application-level-only registry, and the local rule
+//! file (`migration.file`, Java's `dubbo.migration.file`) the config centre overrides.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -136,6 +137,10 @@ impl World {
     }
 
     async fn open(&self, extra: &str, interface: bool) -> MigrationReference {
+        self.try_open(extra, interface).await.unwrap()
+    }
+
+    async fn try_open(&self, extra: &str, interface: bool) -> Result<MigrationReference, RpcError> {
         let consumer = Url::parse(&format!(
             "consumer://127.0.0.1/{IFACE}?interface={IFACE}&application=demo-consumer&check=false{extra}"
         ))
@@ -154,7 +159,6 @@ impl World {
             rule_wait: T,
         })
         .await
-        .unwrap()
     }
 
     async fn rule(&self, yaml: Option<&str>) {
@@ -354,4 +358,106 @@ async fn a_delayed_switch_waits_then_compares() {
     );
     assert!(r.directory().interface_directory().is_none());
     assert_eq!(levels(&r, 2).1, [2001].into());
+}
+
+/// A file holding `text`, removed when dropped.
+struct RuleFile(std::path::PathBuf);
+
+impl RuleFile {
+    fn new(text: &str) -> RuleFile {
+        let p = std::env::temp_dir().join(format!("{}.yaml", tests::unique("migration-file")));
+        std::fs::write(&p, text).unwrap();
+        RuleFile(p)
+    }
+    fn param(&self) -> String {
+        format!("&migration.file={}", self.0.display())
+    }
+}
+
+impl Drop for RuleFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn a_local_rule_file_applies_until_the_config_centre_has_a_rule() {
+    let w = world(&[1001], &[2001]).await;
+    let file = RuleFile::new("key: demo-consumer\nstep: FORCE_INTERFACE\n");
+    let r = w.open(&file.param(), true).await;
+    assert_eq!(r.directory().step(), MigrationStep::ForceInterface);
+    assert!(r.directory().application_directory().is_none());
+    assert_eq!(levels(&r, 4).1, [1001].into());
+    // The config centre's rule replaces it ...
+    w.rule(Some("step: FORCE_APPLICATION\nforce: true")).await;
+    until_step(&r, MigrationStep::ForceApplication).await;
+    assert_eq!(levels(&r, 4).1, [2001].into());
+    // ... and deleting that rule goes back to the defaults, as Java goes back to its init rule.
+    w.rule(None).await;
+    until_step(&r, MigrationStep::ApplicationFirst).await;
+
+    // A rule already in the config centre wins over the file from the start.
+    let w = world(&[1001], &[2001]).await;
+    w.rule(Some("step: FORCE_APPLICATION\nforce: true")).await;
+    let r = w.open(&file.param(), true).await;
+    assert_eq!(r.directory().step(), MigrationStep::ForceApplication);
+}
+
+#[tokio::test]
+async fn the_registry_url_may_name_the_rule_file() {
+    let name = tests::unique("mig-file-reg");
+    let file = RuleFile::new("step: FORCE_APPLICATION\n");
+    let consumer = Url::parse(&format!(
+        "consumer://127.0.0.1/{IFACE}?interface={IFACE}&application=demo-consumer"
+    ))
+    .unwrap();
+    let registry = Url::parse(&format!("memory://{name}?{}", &file.param()[1..])).unwrap();
+    let rule = app_discovery::migration::local_rule(&consumer, &registry)
+        .unwrap()
+        .unwrap();
+    assert_eq!(rule.values.step, Some(MigrationStep::ForceApplication));
+    // The consumer's own parameter comes first.
+    let other = RuleFile::new("step: FORCE_INTERFACE\n");
+    let consumer = Url::parse(&format!("{consumer}{}", other.param())).unwrap();
+    let rule = app_discovery::migration::local_rule(&consumer, &registry)
+        .unwrap()
+        .unwrap();
+    assert_eq!(rule.values.step, Some(MigrationStep::ForceInterface));
+    let none = Url::parse("memory://x").unwrap();
+    assert!(app_discovery::migration::local_rule(&none, &none)
+        .unwrap()
+        .is_none());
+}
+
+#[tokio::test]
+async fn a_bad_rule_file_is_a_clear_error() {
+    let w = world(&[1001], &[2001]).await;
+    let missing = std::env::temp_dir().join(tests::unique("no-such-migration-file"));
+    let e = w
+        .try_open(&format!("&migration.file={}", missing.display()), true)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("migration rule file"), "{e}");
+    let garbage = RuleFile::new("step: SOMETIMES\n");
+    let e = w.try_open(&garbage.param(), true).await.unwrap_err();
+    assert!(e.to_string().contains("SOMETIMES"), "{e}");
+    // Past the bounds of every rule: a document nested deeper than 50.
+    let deep = RuleFile::new(&format!(
+        "step: FORCE_INTERFACE\nx: {}1{}\n",
+        "[".repeat(60),
+        "]".repeat(60)
+    ));
+    let e = w.try_open(&deep.param(), true).await.unwrap_err();
+    assert!(e.to_string().contains("nested"), "{e}");
+    // Larger than a rule may be: refused without reading it whole.
+    let big = RuleFile::new(&format!(
+        "step: FORCE_INTERFACE\nkey: {}\n",
+        "k".repeat(2 << 20)
+    ));
+    let e = w.try_open(&big.param(), true).await.unwrap_err();
+    assert!(e.to_string().contains("limit"), "{e}");
+    // Checked even while the config centre has a rule (the file is not needed yet).
+    w.rule(Some("step: FORCE_INTERFACE")).await;
+    let e = w.try_open(&garbage.param(), true).await.unwrap_err();
+    assert!(e.to_string().contains("SOMETIMES"), "{e}");
 }

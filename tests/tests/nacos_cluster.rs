@@ -4,14 +4,16 @@
 //! later gets it back: the session moves to another node within seconds (the health view
 //! shows the new server and one more reconnect), the provider stays registered, the
 //! subscription keeps working (a change made after the move arrives), and no notification on
-//! the way is an empty list or lists a provider twice.
+//! the way is an empty list or lists a provider twice. The same holds for an application's
+//! instances (application-level discovery, `NacosServiceDiscovery`): the empty list a cluster
+//! shows while the instances re-register after the move is held, as for interface level.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use registry_core::{Registry, Url};
+use registry_core::{InstanceDiscovery, Registry, RegistryBackend, ServiceInstance, Url};
 use tests::contract::{consumer_url, provider_url, Watch};
 
 const T: Duration = Duration::from_secs(30);
@@ -73,7 +75,12 @@ fn sound(w: &Watch) {
 
 /// The node (its HTTP port) a registry's session is on, from its health.
 fn node_of(r: &dyn Registry, base: u16) -> Option<u16> {
-    let h = r.health().borrow().clone();
+    node_of_health(&r.health().borrow().clone(), base)
+}
+
+/// The node (its HTTP port) of a session's health.
+fn node_of_health(h: &registry_core::RegistryHealth, base: u16) -> Option<u16> {
+    let h = h.clone();
     if !h.state.is_connected() {
         return None;
     }
@@ -173,5 +180,118 @@ async fn losing_the_connected_node_moves_the_session_and_loses_nothing() {
 
     provider.destroy().await;
     consumer.destroy().await;
+    drop(cluster);
+}
+
+/// Starts a private cluster at `base`; `None` (a loud skip) without the servers or scripts.
+fn start_cluster(test: &str, base: u16) -> Option<Cluster> {
+    tests::nacos_addr(test)?;
+    if std::env::var("DUBBO_TEST_SCRIPTS").is_err() {
+        assert!(!tests::servers_required(), "DUBBO_TEST_SCRIPTS is not set");
+        eprintln!("\n*** SKIPPED {test}: DUBBO_TEST_SCRIPTS is not set ***\n");
+        return None;
+    }
+    let cluster = Cluster { base };
+    tokio::task::block_in_place(|| script(&["cluster-start", "3", &base.to_string()], true));
+    Some(cluster)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn application_instances_are_never_empty_when_the_connected_node_is_lost() {
+    let test = "nacos_cluster_instances";
+    // A cluster of its own (the other test's runs at the same time).
+    let base: u16 = std::env::var("DUBBO_TEST_NACOS_CLUSTER_BASE")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(23400)
+        + 10;
+    let Some(cluster) = start_cluster(test, base) else {
+        return;
+    };
+    let ns = tests::unique("nacos-cluster-apps");
+    let url = Url::parse(&format!(
+        "nacos://127.0.0.1:{base}?backup=127.0.0.1:{},127.0.0.1:{}&namespace={ns}",
+        base + 1,
+        base + 2
+    ))
+    .unwrap();
+    let app = "cluster-shop";
+    let instance = |port: i32| {
+        let meta = [("dubbo.metadata.revision", "r1")]
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        ServiceInstance::new(app, "127.0.0.1", port, meta)
+    };
+    let provider = tests::eventually("the provider's discovery", T, || async {
+        registry_nacos::NacosServiceDiscovery::connect(&url)
+            .await
+            .ok()
+    })
+    .await;
+    let consumer = tests::eventually("the consumer's discovery", T, || async {
+        registry_nacos::NacosServiceDiscovery::connect(&url)
+            .await
+            .ok()
+    })
+    .await;
+    tests::eventually("register A", T, || async {
+        provider.register(&instance(20001)).await.ok()
+    })
+    .await;
+    let mut watch = tests::eventually("watch the application", T, || async {
+        consumer.watch(app).await.ok()
+    })
+    .await;
+    // Every list the watch delivers, in order.
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<usize>>> = Default::default();
+    let recorder = {
+        let seen = seen.clone();
+        tokio::spawn(async move {
+            while let Some(list) = watch.next().await {
+                seen.lock().unwrap().push(list.len());
+            }
+        })
+    };
+    let last = || seen.lock().unwrap().last().copied().unwrap_or(0);
+    let never_empty_after_first = || {
+        let s = seen.lock().unwrap().clone();
+        let first = s.iter().position(|n| *n > 0);
+        if let Some(i) = first {
+            assert!(s[i..].iter().all(|n| *n > 0), "instances went empty: {s:?}");
+        }
+    };
+    tests::eventually("instance A", T, || async { (last() == 1).then_some(()) }).await;
+
+    let health = consumer.backend().health().expect("gRPC health");
+    let node = tests::eventually("the consumer's node", T, || async {
+        node_of_health(&health.borrow().clone(), base)
+    })
+    .await;
+    let reconnects = health.borrow().reconnects;
+    kill9(node);
+    let moved_to = tests::eventually("the consumer on another node", T, || async {
+        let h = health.borrow().clone();
+        (h.reconnects > reconnects)
+            .then(|| node_of_health(&h, base))
+            .flatten()
+            .filter(|n| *n != node)
+    })
+    .await;
+    eprintln!("{test}: session moved from node {node} to node {moved_to}");
+    never_empty_after_first();
+
+    // A change after the move arrives, and nothing was ever empty on the way.
+    tests::eventually("register B", T, || async {
+        provider.register(&instance(20002)).await.ok()
+    })
+    .await;
+    tests::eventually("A and B after the move", T, || async {
+        never_empty_after_first();
+        (last() == 2).then_some(())
+    })
+    .await;
+    never_empty_after_first();
+    recorder.abort();
     drop(cluster);
 }

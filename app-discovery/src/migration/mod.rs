@@ -7,5 +7,7 @@ pub mod reference;
 pub mod rule;
 
 pub use directory::{Level, MigrationDirectory};
-pub use reference::{rule_key, should_migrate, MigrationReference, ReferenceConfig};
+pub use reference::{
+    local_rule, rule_key, should_migrate, MigrationReference, ReferenceConfig, MIGRATION_FILE_KEY,
+};
 pub use rule::{MigrationRule, MigrationStep, MIGRATION_GROUP};

@@ -12,6 +12,15 @@
 //! - **Rule**: read at start, then followed live; an empty or deleted rule is the default rule
 //!   (everything from the reference parameters, else `APPLICATION_FIRST`); an unparsable one
 //!   keeps the previous rule; an unchanged text is ignored. Rules are applied one at a time.
+//! - **Local rule file** (Java's `dubbo.migration.file`): the parameter
+//!   [`MIGRATION_FILE_KEY`] of the consumer URL, else of the registry URL, names a YAML file
+//!   whose rule applies while the config centre has none; the config centre's rule, once
+//!   published, replaces it (and deleting that rule goes back to the defaults, as Java goes back
+//!   to its init rule). Java applies the file only after `dubbo.application.migration.delay`
+//!   (60 s); here it applies from the start (`docs/compatibility.md`). The file is read within
+//!   the bounds of every rule ([`registry_core::rule_yaml`]); a file that cannot be read or
+//!   parsed fails [`MigrationReference::open`] with a clear error, even while the config centre has
+//!   a rule.
 //! - **Steps** (`MigrationInvoker.migrateTo*`): `APPLICATION_FIRST` subscribes both levels and
 //!   prefers the application level while the comparator agrees, recomputed on every change of
 //!   either directory; `FORCE_APPLICATION` subscribes the application level and, when an
@@ -40,6 +49,10 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::directory::{Choice, MigrationDirectory};
 use super::rule::{Effective, MigrationRule, MigrationStep, MIGRATION_GROUP, MIGRATION_SUFFIX};
 use crate::registry::ServiceDiscoveryRegistry;
+
+/// The parameter (consumer URL, else registry URL) naming a local migration rule file (Java's
+/// `dubbo.migration.file`; module docs).
+pub const MIGRATION_FILE_KEY: &str = "migration.file";
 
 /// What a reference is made of.
 #[derive(Debug, Clone)]
@@ -138,7 +151,7 @@ impl MigrationReference {
             .unwrap_or_else(|| cfg.consumer.clone());
         let dir = Arc::new(MigrationDirectory::new(
             cfg.consumer.clone(),
-            registry_url,
+            registry_url.clone(),
             Choice {
                 step: MigrationStep::ApplicationFirst,
                 proportion: 100,
@@ -179,7 +192,12 @@ impl MigrationReference {
                 }
             }
         }
-        let first = parse_or_default(initial.as_deref());
+        // The local file is read (and a bad one refused) whether or not it is needed now.
+        let local = local_rule(&inner.cfg.consumer, &registry_url)?;
+        let first = match (initial.as_deref().filter(|t| !t.trim().is_empty()), local) {
+            (None, Some(rule)) => rule,
+            _ => parse_or_default(initial.as_deref()),
+        };
         Inner::apply(&inner, first, initial).await?;
         if let Some(w) = watch {
             tokio::spawn(follow_rule(Arc::downgrade(&inner), w, stop.clone()));
@@ -230,6 +248,39 @@ pub fn rule_key(consumer: &Url) -> Option<String> {
         .param("application")
         .filter(|a| !a.is_empty())
         .map(|a| format!("{a}{MIGRATION_SUFFIX}"))
+}
+
+/// The rule of the local file named by [`MIGRATION_FILE_KEY`] on `consumer`, else on
+/// `registry`; `None` when neither names one.
+///
+/// Errors: the file cannot be read, is larger than a rule may be, or is not a valid rule.
+pub fn local_rule(consumer: &Url, registry: &Url) -> Result<Option<MigrationRule>, RpcError> {
+    use std::io::Read as _;
+    let Some(path) = [consumer, registry]
+        .into_iter()
+        .find_map(|u| u.param(MIGRATION_FILE_KEY).filter(|p| !p.trim().is_empty()))
+    else {
+        return Ok(None);
+    };
+    let fail = |reason: String| {
+        RpcError::new(
+            invoker::rpc::RpcErrorCode::Unknown,
+            format!("migration rule file {path:?}: {reason}"),
+        )
+    };
+    let limit = registry_core::rule_yaml::YamlLimits::default().max_bytes;
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    if bytes.len() > limit {
+        return Err(fail(format!("larger than the limit of {limit} bytes")));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| fail(e.to_string()))?;
+    let rule = MigrationRule::parse(&text).map_err(|e| fail(e.to_string()))?;
+    tracing::info!(path, step = ?rule.values.step, "migration rule from the local file, until the config centre has one");
+    Ok(Some(rule))
 }
 
 fn parse_or_default(raw: Option<&str>) -> MigrationRule {

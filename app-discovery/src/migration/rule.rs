@@ -27,8 +27,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
 
+use registry_core::rule_yaml::{self, Yaml};
 use registry_core::Url;
-use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::error::{Error, Result};
 
@@ -124,13 +124,15 @@ pub struct Effective {
 }
 
 impl MigrationRule {
-    /// Parses YAML (module docs). An empty document is the default rule.
+    /// Parses YAML (module docs), read within the bounds of every rule document
+    /// ([`registry_core::rule_yaml`]). An empty document is the default rule.
     ///
-    /// Errors: not YAML, not a mapping, or a value of the wrong type.
+    /// Errors: not YAML, past a [`rule_yaml`] limit, not a mapping, or a value of the wrong
+    /// type.
     pub fn parse(text: &str) -> Result<MigrationRule> {
-        let docs = YamlLoader::load_from_str(text)
+        let doc = rule_yaml::load_with(text, &rule_yaml::YamlLimits::default())
             .map_err(|e| Error::malformed("migration rule", e.to_string()))?;
-        let Some(doc) = docs.into_iter().next() else {
+        let Some(doc) = doc else {
             return Ok(MigrationRule::default());
         };
         if doc.is_null() {
@@ -351,5 +353,28 @@ mod tests {
         }
         // Unknown keys are fine.
         assert!(MigrationRule::parse("step: FORCE_INTERFACE\nwhatever: 1").is_ok());
+    }
+
+    #[test]
+    fn rules_are_read_within_the_bounds_of_every_rule() {
+        let deep = format!(
+            "step: FORCE_INTERFACE\nx: {}1{}",
+            "[".repeat(60),
+            "]".repeat(60)
+        );
+        let e = MigrationRule::parse(&deep).unwrap_err();
+        assert!(e.to_string().contains("nested"), "{e}");
+        let laughs = format!(
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n{}step: FORCE_INTERFACE\n",
+            (0..60)
+                .map(|i| format!("b{i}: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"))
+                .collect::<String>()
+        );
+        assert!(MigrationRule::parse(&laughs).is_err());
+        let big = format!("step: FORCE_INTERFACE\nkey: {}\n", "k".repeat(2 << 20));
+        assert!(MigrationRule::parse(&big).is_err());
+        assert!(
+            MigrationRule::parse("step: FORCE_INTERFACE\n---\nstep: FORCE_APPLICATION\n").is_err()
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! - TARGET is a registry URL (`zookeeper://`, `nacos://`, `memory://`): subscribe as a
 //!   Dubbo 3.3 consumer of SERVICE with exactly the given group/version (absent means absent):
 //!   both discovery levels in the migration step of the config centre's rule (default
-//!   `APPLICATION_FIRST`, or `--migration`; application level only for `registry-type=service`),
+//!   `APPLICATION_FIRST`, or `--migration`, or the rule of `--migration-file`; application level
+//!   only for `registry-type=service`),
 //!   with the config centre's routing and override rules, and call through directory →
 //!   cluster (failover, Dubbo's 2 retries) → load balance → filters → protocol invoker. The
 //!   output names the provider that answered and where it came from (interface level, or the
@@ -115,6 +116,11 @@ pub struct Args {
     /// `migration.step`).
     #[arg(long, value_name = "STEP")]
     migration: Option<String>,
+    /// A migration rule (YAML) applied while the config centre has none, as Java's
+    /// `dubbo.migration.file` (the reference's `migration.file`; the registry URL may carry it
+    /// too).
+    #[arg(long, value_name = "FILE")]
+    migration_file: Option<String>,
     /// The consumer application (the migration rule is `<application>.migration`).
     #[arg(long, default_value = "dubbo-registry-invoke")]
     application: String,
@@ -294,6 +300,9 @@ fn consumer_params(a: &Args) -> Vec<(&'static str, String)> {
     }
     if let Some(m) = &a.migration {
         p.push(("migration.step", m.clone()));
+    }
+    if let Some(f) = &a.migration_file {
+        p.push((app_discovery::migration::MIGRATION_FILE_KEY, f.clone()));
     }
     p.push((
         "retries",

@@ -20,7 +20,8 @@
 //!   goes, `subscribe=false` is sent. On disconnect nothing is cleared: the lists stay as they
 //!   were until the server says otherwise.
 //! - **After a reconnect** (the session moved to another server of a cluster, or the server
-//!   came back), an empty instance list for a service that had providers is held for
+//!   came back), an empty instance list for a service that had providers — an interface's
+//!   provider list or, at application level, an application's instances — is held for
 //!   [`RECONNECT_EMPTY_GRACE`]: the providers' own sessions are re-registering on the new
 //!   server at the same time, and a cluster drops a lost node's instances before they are
 //!   back. A non-empty list in the meantime is applied at once; a service still empty when
@@ -217,7 +218,7 @@ impl NamingState {
                     let _ = s.cache.apply(&service, info.get());
                 }
             }
-            debug!(service = %service, providers = s.cache.urls().map_or(0, |u| u.len()), "nacos reconnect grace over; publishing the current list");
+            debug!(service = %service, empty = s.cache.lists_nothing(), "nacos reconnect grace over; publishing the current list");
             let cache = &s.cache;
             s.tx.send_if_modified(|snap| snap.take_from(cache, true));
         }
@@ -386,7 +387,8 @@ impl NamingState {
             return Ok(());
         };
         let changed = s.cache.apply(service, info)?;
-        let empty = !s.cache.is_instances_mode() && s.cache.urls().is_none_or(|u| u.is_empty());
+        // Both levels: a provider list (interface level) and an application's instances.
+        let empty = s.cache.lists_nothing();
         if !empty {
             s.held = false;
         } else if changed
@@ -394,7 +396,7 @@ impl NamingState {
                 .hold_empty_until
                 .lock()
                 .is_some_and(|t| t > std::time::Instant::now())
-            && s.tx.borrow().urls.as_ref().is_some_and(|u| !u.is_empty())
+            && s.tx.borrow().lists_something()
         {
             debug!(service = %service, "nacos: empty list right after a reconnect; held for the grace period");
             s.held = true;
