@@ -334,7 +334,7 @@ async fn connect(
 fn h2_failure(what: &str, e: h2::Error, addr: &str, tls: Option<&TlsTarget>) -> String {
     match tls {
         Some(t) if e.is_io() => match e.into_io() {
-            Some(io) => format!("{what}: {}", t.client.classify(addr, io)),
+            Some(io) => format!("{what}: {}", t.client.classify_first_exchange(addr, io)),
             None => format!("{what}: I/O error"),
         },
         _ => format!("{what}: {e}"),

@@ -264,6 +264,21 @@ impl TlsClient {
     pub fn classify(&self, peer: &str, err: io::Error) -> TlsError {
         classify(peer, err, &self.inner.ctx)
     }
+
+    /// As [`classify`](Self::classify), for the first exchange right after the handshake (an
+    /// application protocol's own handshake, such as HTTP/2's preface and SETTINGS): a peer that
+    /// checks our certificate only then and closes without an alert (BoringSSL does) makes that
+    /// first write fail with a broken pipe or a reset rather than an end of stream, and it means
+    /// the same thing.
+    pub fn classify_first_exchange(&self, peer: &str, err: io::Error) -> TlsError {
+        let err = match err.kind() {
+            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => {
+                io::Error::new(io::ErrorKind::UnexpectedEof, err)
+            }
+            _ => err,
+        };
+        classify(peer, err, &self.inner.ctx)
+    }
 }
 
 fn parse_name(name: &str) -> Result<ServerName<'static>, TlsError> {

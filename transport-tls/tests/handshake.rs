@@ -216,3 +216,28 @@ fn a_client_certificate_with_the_wrong_key_is_a_configuration_error() {
     );
     assert!(!format!("{e:?}").contains(body));
 }
+
+#[test]
+fn a_peer_that_drops_the_first_exchange_after_the_handshake_is_explained() {
+    // BoringSSL refuses a missing client certificate by closing without an alert; the first
+    // write after the handshake then fails with a broken pipe or a reset, not an end of stream.
+    let ca = TestCa::new("first-exchange");
+    let client = TlsClient::new(&trusting(&ca), Alpn::H2).unwrap();
+    for kind in [
+        std::io::ErrorKind::BrokenPipe,
+        std::io::ErrorKind::ConnectionReset,
+        std::io::ErrorKind::UnexpectedEof,
+    ] {
+        let e = client.classify_first_exchange("p:1", std::io::Error::new(kind, "closed"));
+        assert!(
+            e.to_string().contains("requires a client certificate"),
+            "{kind:?}: {e}"
+        );
+    }
+    // Later on the connection a reset stays a plain, retryable I/O error.
+    let e = client.classify(
+        "p:1",
+        std::io::Error::from(std::io::ErrorKind::ConnectionReset),
+    );
+    assert!(e.is_retryable(), "{e}");
+}
