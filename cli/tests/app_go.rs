@@ -23,7 +23,7 @@ use app_discovery::{
     AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
     MetadataServiceClients, MigrationStep, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
 };
-use common::app::{java_list, run};
+use common::app::{java_list, ports, run, served};
 use invoker::directory::{Directory, DirectoryOptions};
 use invoker::rpc::{Invocation, InvokerFactory};
 use registry_core::Url;
@@ -188,18 +188,6 @@ async fn go_provider(
     GoProvider::start(test, &opts).await
 }
 
-/// Three distinct free ports (held together while chosen).
-fn ports() -> [String; 3] {
-    let l: Vec<std::net::TcpListener> = (0..3)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    let p: Vec<String> = l
-        .iter()
-        .map(|l| l.local_addr().unwrap().port().to_string())
-        .collect();
-    [p[0].clone(), p[1].clone(), p[2].clone()]
-}
-
 /// An application-level-only reference (`FORCE_APPLICATION`) to `service` over Dubbo2.
 async fn go_reference(app: &ServiceDiscoveryRegistry, service: &str) -> MigrationReference {
     let consumer = Url::parse(&format!(
@@ -271,23 +259,6 @@ async fn gone(
     );
 }
 
-/// The revision each instance address of `app` announces, as the consumer resolved it.
-async fn revisions(l: &ServiceDiscoveryRegistry, app: &str) -> Vec<(String, String)> {
-    let snap = l.describe_app(app, Duration::from_secs(1)).await;
-    let mut v: Vec<(String, String)> = snap
-        .revisions
-        .iter()
-        .flat_map(|r| {
-            r.instances
-                .iter()
-                .filter(|i| !r.stale.contains(&i.address()))
-                .map(move |i| (i.address(), r.revision.to_string()))
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 /// A rolling restart of two dubbo-go 3.3.2 providers (registry-type=service, local metadata,
 /// MetadataService v1 over Dubbo2), each restarted on its own ports serving a smaller
 /// interface set (DemoService only, no more EchoService) with a changed parameter, so its
@@ -341,7 +312,7 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
         (held(&demo) == both && held(&echo) == both).then_some(())
     })
     .await;
-    let before = revisions(&l, &app).await;
+    let before = served(&l, &app, true).await;
     eprintln!("rolling restart: both held, revisions {before:?}");
 
     // Calls every 10 ms, and the provider count sampled every millisecond, throughout.
@@ -390,7 +361,7 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
         "A on its new revision, EchoService no longer at A",
         T,
         || async {
-            let now = revisions(&l, &app).await;
+            let now = served(&l, &app, true).await;
             let a_now: BTreeSet<&String> = now
                 .iter()
                 .filter(|(ad, _)| ad.ends_with(&format!(":{}", pa[0])))
@@ -422,7 +393,7 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
         "B on its new revision, EchoService served by nobody",
         T,
         || async {
-            let now = revisions(&l, &app).await;
+            let now = served(&l, &app, true).await;
             let old: BTreeSet<&String> = before.iter().map(|(_, r)| r).collect();
             (now.len() >= 2
                 && now.iter().all(|(_, r)| !old.contains(r))
@@ -441,7 +412,7 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
     .await;
     eprintln!(
         "rolling restart: done, revisions {:?}, {} calls served",
-        revisions(&l, &app).await,
+        served(&l, &app, true).await,
         ok.load(Ordering::Relaxed)
     );
     stop.store(true, Ordering::Relaxed);

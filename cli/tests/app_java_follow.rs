@@ -19,7 +19,7 @@ use app_discovery::{
     AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
     MetadataServiceClients, MigrationStep, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
 };
-use common::app::{java_provider, revision};
+use common::app::{java_provider, ports, revision, served};
 use invoker::directory::{Directory, DirectoryOptions};
 use invoker::rpc::{Invocation, InvokerFactory};
 use registry_core::{Registry, SharedConfigCenter, Url};
@@ -135,34 +135,6 @@ async fn provider(
     .await
 }
 
-/// Three distinct free ports (held together while chosen).
-fn ports() -> [String; 3] {
-    let l: Vec<std::net::TcpListener> = (0..3)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    let p: Vec<String> = l
-        .iter()
-        .map(|l| l.local_addr().unwrap().port().to_string())
-        .collect();
-    [p[0].clone(), p[1].clone(), p[2].clone()]
-}
-
-/// The dubbo addresses and revisions the application level currently serves.
-async fn served(l: &Levels, app: &str) -> Vec<(String, String)> {
-    let snap = l.app.describe_app(app, Duration::from_secs(1)).await;
-    let mut v: Vec<(String, String)> = snap
-        .revisions
-        .iter()
-        .flat_map(|r| {
-            r.instances
-                .iter()
-                .map(move |i| (i.address(), r.revision.to_string()))
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_a_provider() {
     let Some(addr) = tests::zk_addr("rolling_restart") else {
@@ -220,10 +192,21 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
     };
     assert_ne!(revision(&a2), rev_a);
     tests::eventually("A on its new revision", T, || async {
-        served(&l, &app)
+        served(&l.app, &app, false)
             .await
             .iter()
             .any(|(ad, rv)| ad.ends_with(&pa[0]) && *rv == revision(&a2))
+            .then_some(())
+    })
+    .await;
+    // As an operator restarts the next one only once the last is back: the reference itself
+    // lists A again (its MetadataInfo fetched, its URLs in the directory).
+    let a2_addr = format!("127.0.0.1:{}", pa[0]);
+    tests::eventually("the reference lists A again", T, || async {
+        let dir = r.directory().application_directory()?;
+        dir.invoker_urls()
+            .iter()
+            .any(|u| u.address().as_deref() == Some(a2_addr.as_str()))
             .then_some(())
     })
     .await;
@@ -241,7 +224,7 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
         w
     };
     tests::eventually("both on their new revisions, nothing stale", T, || async {
-        (served(&l, &app).await == want).then_some(())
+        (served(&l.app, &app, false).await == want).then_some(())
     })
     .await;
     // Calls after the restart reach both providers.

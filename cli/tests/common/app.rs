@@ -101,3 +101,37 @@ pub async fn java_list(
         .collect();
     Some((run.json.clone(), seen))
 }
+
+/// Three distinct free loopback ports (dubbo, tri, MetadataService), held together while chosen.
+pub fn ports() -> [String; 3] {
+    let l: Vec<std::net::TcpListener> = (0..3)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let p: Vec<String> = l
+        .iter()
+        .map(|l| l.local_addr().unwrap().port().to_string())
+        .collect();
+    [p[0].clone(), p[1].clone(), p[2].clone()]
+}
+
+/// The (instance address, revision) pairs the application level serves for `app`, sorted;
+/// `skip_stale` leaves out the instances whose revision is being replaced.
+pub async fn served(
+    reg: &app_discovery::ServiceDiscoveryRegistry,
+    app: &str,
+    skip_stale: bool,
+) -> Vec<(String, String)> {
+    let snap = reg.describe_app(app, Duration::from_secs(1)).await;
+    let mut v: Vec<(String, String)> = snap
+        .revisions
+        .iter()
+        .flat_map(|r| {
+            r.instances
+                .iter()
+                .filter(move |i| !skip_stale || !r.stale.contains(&i.address()))
+                .map(move |i| (i.address(), r.revision.to_string()))
+        })
+        .collect();
+    v.sort();
+    v
+}
