@@ -57,9 +57,35 @@ def tri_request(stream, authority):
     return frame(1, 0x4, stream, headers) + frame(0, 0x1, stream, message)
 
 
-class Dubbo:
+class Framed:
+    """A socket read into a buffer and cut into frames: a header of `head` bytes, `body_len` of
+    it, and `on_frame` for each whole frame (the answers it completes)."""
+
+    def __init__(self, sock, head):
+        self.sock, self.buf, self.head = sock, b"", head
+
+    def answers(self):
+        """Reads until at least one answer is whole; returns [(key, ok)]."""
+        out = []
+        while not out:
+            data = self.sock.recv(1 << 16)
+            if not data:
+                raise EOFError("the provider closed the connection")
+            self.buf += data
+            while len(self.buf) >= self.head:
+                n = self.body_len(self.buf[:self.head])
+                if len(self.buf) < self.head + n:
+                    break
+                head, body = self.buf[:self.head], self.buf[self.head:self.head + n]
+                self.buf = self.buf[self.head + n:]
+                out.extend(self.on_frame(head, body))
+        return out
+
+
+class Dubbo(Framed):
     def __init__(self, sock):
-        self.sock, self.buf, self.next_id = sock, b"", 1
+        super().__init__(sock, 16)
+        self.next_id = 1
 
     def send(self):
         rid = self.next_id
@@ -67,26 +93,18 @@ class Dubbo:
         self.sock.sendall(dubbo_request(rid))
         return rid
 
-    def answers(self):
-        """Reads until at least one answer is whole; returns [(id, ok)]."""
-        out = []
-        while not out:
-            data = self.sock.recv(1 << 16)
-            if not data:
-                raise EOFError("the provider closed the connection")
-            self.buf += data
-            while len(self.buf) >= 16:
-                _, _, status, rid, n = struct.unpack(">HBBQI", self.buf[:16])
-                if len(self.buf) < 16 + n:
-                    break
-                body, self.buf = self.buf[16:16 + n], self.buf[16 + n:]
-                out.append((rid, status == 20 and EXPECT in body))
-        return out
+    def body_len(self, head):
+        return struct.unpack(">I", head[12:16])[0]
+
+    def on_frame(self, head, body):
+        _, _, status, rid, _ = struct.unpack(">HBBQI", head)
+        return [(rid, status == 20 and EXPECT in body)]
 
 
-class Tri:
+class Tri(Framed):
     def __init__(self, sock, port):
-        self.sock, self.buf, self.next_stream = sock, b"", 1
+        super().__init__(sock, 9)
+        self.next_stream = 1
         self.authority = b"127.0.0.1:%d" % port
         self.seen = {}
         self.unacked = 0  # DATA bytes read since the last connection WINDOW_UPDATE
@@ -99,35 +117,28 @@ class Tri:
         self.sock.sendall(tri_request(s, self.authority))
         return s
 
-    def answers(self):
+    def body_len(self, head):
+        return int.from_bytes(head[:3], "big")
+
+    def on_frame(self, head, payload):
+        kind, flags = head[3], head[4]
+        stream = int.from_bytes(head[5:9], "big") & 0x7FFFFFFF
         out = []
-        while not out:
-            data = self.sock.recv(1 << 16)
-            if not data:
-                raise EOFError("the provider closed the connection")
-            self.buf += data
-            while len(self.buf) >= 9:
-                n = int.from_bytes(self.buf[:3], "big")
-                if len(self.buf) < 9 + n:
-                    break
-                kind, flags = self.buf[3], self.buf[4]
-                stream = int.from_bytes(self.buf[5:9], "big") & 0x7FFFFFFF
-                payload, self.buf = self.buf[9:9 + n], self.buf[9 + n:]
-                if kind == 4 and not flags & 1:
-                    self.sock.sendall(frame(4, 1, 0, b""))
-                elif kind == 6 and not flags & 1:
-                    self.sock.sendall(frame(6, 1, 0, payload))
-                elif kind == 0 and stream:
-                    self.seen[stream] = self.seen.get(stream, False) or EXPECT in payload
-                    self.unacked += n
-                    if self.unacked >= 1 << 14:  # the connection window stays open (65,535 by default)
-                        self.sock.sendall(frame(8, 0, 0, struct.pack(">I", self.unacked)))
-                        self.unacked = 0
-                elif kind == 3 and stream:
-                    out.append((stream, False))
-                    self.seen.pop(stream, None)
-                if kind in (0, 1) and flags & 1 and stream:
-                    out.append((stream, self.seen.pop(stream, False)))
+        if kind == 4 and not flags & 1:
+            self.sock.sendall(frame(4, 1, 0, b""))
+        elif kind == 6 and not flags & 1:
+            self.sock.sendall(frame(6, 1, 0, payload))
+        elif kind == 0 and stream:
+            self.seen[stream] = self.seen.get(stream, False) or EXPECT in payload
+            self.unacked += len(payload)
+            if self.unacked >= 1 << 14:  # the connection window stays open (65,535 by default)
+                self.sock.sendall(frame(8, 0, 0, struct.pack(">I", self.unacked)))
+                self.unacked = 0
+        elif kind == 3 and stream:
+            out.append((stream, False))
+            self.seen.pop(stream, None)
+        if kind in (0, 1) and flags & 1 and stream:
+            out.append((stream, self.seen.pop(stream, False)))
         return out
 
 
