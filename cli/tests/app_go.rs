@@ -18,14 +18,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use app_discovery::migration::{MigrationReference, ReferenceConfig};
+use app_discovery::migration::MigrationReference;
 use app_discovery::{
     AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
     MetadataServiceClients, MigrationStep, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
 };
 use common::app::{java_list, ports, run, served};
-use invoker::directory::{Directory, DirectoryOptions};
-use invoker::rpc::{Invocation, InvokerFactory};
+use invoker::directory::Directory;
+use invoker::rpc::Invocation;
 use registry_core::Url;
 use registry_zk::{ZkConfigCenter, ZkServiceDiscovery};
 use tests::peers::{GoProvider, ProviderOptions};
@@ -190,26 +190,15 @@ async fn go_provider(
 
 /// An application-level-only reference (`FORCE_APPLICATION`) to `service` over Dubbo2.
 async fn go_reference(app: &ServiceDiscoveryRegistry, service: &str) -> MigrationReference {
-    let consumer = Url::parse(&format!(
-        "consumer://127.0.0.1/{service}?interface={service}&application=go-roll-consumer&protocol=dubbo&check=false&timeout=3000&retries=2"
-    ))
-    .unwrap();
-    let factory: Arc<dyn InvokerFactory> = Arc::new(protocol_dubbo::DubboInvokerFactory::new());
-    MigrationReference::open(ReferenceConfig {
-        consumer,
-        factory,
-        options: DirectoryOptions {
-            register: false,
-            ready_timeout: T,
-            ..DirectoryOptions::default()
-        },
-        interface_registry: None,
-        app_registry: Some(app.clone()),
-        config_center: None,
-        rule_wait: Duration::from_secs(1),
-    })
+    common::app::dubbo_reference(
+        service,
+        "go-roll-consumer",
+        None,
+        Some(app.clone()),
+        None,
+        Duration::from_secs(1),
+    )
     .await
-    .unwrap()
 }
 
 /// The addresses a reference's application-level directory holds.

@@ -14,14 +14,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use app_discovery::migration::{Level, MigrationReference, ReferenceConfig, MIGRATION_GROUP};
+use app_discovery::migration::{Level, MigrationReference, MIGRATION_GROUP};
 use app_discovery::{
     AppDiscoveryOptions, InvokerMetadataClient, MetadataReport, MetadataResolver,
     MetadataServiceClients, MigrationStep, ReportLayout, ResolverOptions, ServiceDiscoveryRegistry,
 };
 use common::app::{java_provider, ports, revision, served};
-use invoker::directory::{Directory, DirectoryOptions};
-use invoker::rpc::{Invocation, InvokerFactory};
+use invoker::directory::Directory;
+use invoker::rpc::Invocation;
 use registry_core::{Registry, SharedConfigCenter, Url};
 use registry_zk::{ZkConfigCenter, ZkServiceDiscovery, ZookeeperRegistry};
 use tests::peers::JavaProvider;
@@ -83,26 +83,15 @@ async fn levels_with(reg: &str, clients: MetadataServiceClients) -> Levels {
 }
 
 async fn reference(l: &Levels, app: &str) -> MigrationReference {
-    let consumer = Url::parse(&format!(
-        "consumer://127.0.0.1/{DEMO}?interface={DEMO}&application={app}&protocol=dubbo&check=false&timeout=3000&retries=2"
-    ))
-    .unwrap();
-    let factory: Arc<dyn InvokerFactory> = Arc::new(protocol_dubbo::DubboInvokerFactory::new());
-    MigrationReference::open(ReferenceConfig {
-        consumer,
-        factory,
-        options: DirectoryOptions {
-            register: false,
-            ready_timeout: T,
-            ..DirectoryOptions::default()
-        },
-        interface_registry: Some(l.interface.clone()),
-        app_registry: Some(l.app.clone()),
-        config_center: Some(l.cc.clone()),
-        rule_wait: Duration::from_secs(10),
-    })
+    common::app::dubbo_reference(
+        DEMO,
+        app,
+        Some(l.interface.clone()),
+        Some(l.app.clone()),
+        Some(l.cc.clone()),
+        Duration::from_secs(10),
+    )
     .await
-    .unwrap()
 }
 
 /// A Java provider of `app` with `mode`, on the pinned `ports` (dubbo, tri, metadata), with a

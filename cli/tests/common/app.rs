@@ -135,3 +135,39 @@ pub async fn served(
     v.sort();
     v
 }
+
+/// A reference to `service` over Dubbo2 as consumer application `app`, at the levels given
+/// (an interface-level registry, an application-level one, a config centre for the migration
+/// rule, waited for `rule_wait`), ready within a minute.
+pub async fn dubbo_reference(
+    service: &str,
+    app: &str,
+    interface_registry: Option<std::sync::Arc<dyn registry_core::Registry>>,
+    app_registry: Option<app_discovery::ServiceDiscoveryRegistry>,
+    config_center: Option<registry_core::SharedConfigCenter>,
+    rule_wait: Duration,
+) -> app_discovery::migration::MigrationReference {
+    use app_discovery::migration::{MigrationReference, ReferenceConfig};
+    use invoker::directory::DirectoryOptions;
+    let consumer = registry_core::Url::parse(&format!(
+        "consumer://127.0.0.1/{service}?interface={service}&application={app}&protocol=dubbo&check=false&timeout=3000&retries=2"
+    ))
+    .unwrap();
+    let factory: std::sync::Arc<dyn invoker::rpc::InvokerFactory> =
+        std::sync::Arc::new(protocol_dubbo::DubboInvokerFactory::new());
+    MigrationReference::open(ReferenceConfig {
+        consumer,
+        factory,
+        options: DirectoryOptions {
+            register: false,
+            ready_timeout: Duration::from_secs(60),
+            ..DirectoryOptions::default()
+        },
+        interface_registry,
+        app_registry,
+        config_center,
+        rule_wait,
+    })
+    .await
+    .unwrap()
+}
