@@ -15,7 +15,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use app_discovery::migration::MigrationReference;
@@ -306,25 +306,10 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
 
     // Calls every 10 ms, and the provider count sampled every millisecond, throughout.
     let stop = Arc::new(AtomicBool::new(false));
-    let ok = Arc::new(AtomicUsize::new(0));
     let empty_seen = Arc::new(AtomicUsize::new(0));
-    let failures: Arc<Mutex<Vec<String>>> = Arc::default();
-    let cluster = invoker::cluster::join(demo.directory() as Arc<dyn Directory>);
-    let caller = {
-        let (stop, ok, failures) = (stop.clone(), ok.clone(), failures.clone());
-        tokio::spawn(async move {
-            let inv = Invocation::new("whoAmI");
-            while !stop.load(Ordering::Relaxed) {
-                match cluster.invoke(&inv).await {
-                    Ok(_) => {
-                        ok.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(e) => failures.lock().unwrap().push(e.to_string()),
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-    };
+    let caller = common::app::Caller::start(invoker::cluster::join(
+        demo.directory() as Arc<dyn Directory>
+    ));
     let sampler = {
         let (stop, empty_seen) = (stop.clone(), empty_seen.clone());
         let dir = demo.directory().application_directory().unwrap();
@@ -393,31 +378,24 @@ async fn dubbo_go_rolling_restart_never_empty_never_stale() {
     )
     .await;
     // Calls keep being served after the restart.
-    tests::eventually("calls served after the restart", T, || async {
-        let n = ok.load(Ordering::Relaxed);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        (ok.load(Ordering::Relaxed) > n).then_some(())
-    })
-    .await;
-    eprintln!(
-        "rolling restart: done, revisions {:?}, {} calls served",
-        served(&l, &app, true).await,
-        ok.load(Ordering::Relaxed)
-    );
+    caller.answers_again(T).await;
     stop.store(true, Ordering::Relaxed);
-    caller.await.unwrap();
+    let (ok, f) = caller.finish().await;
     sampler.await.unwrap();
+    eprintln!(
+        "rolling restart: done, revisions {:?}, {ok} calls served",
+        served(&l, &app, true).await,
+    );
     assert_eq!(
         empty_seen.load(Ordering::Relaxed),
         0,
         "the DemoService directory was seen empty during the restart"
     );
-    let f = failures.lock().unwrap().clone();
     assert!(
         f.iter().all(|e| !e.contains("No provider")),
         "the consumer was left without a provider: {f:?}"
     );
-    assert!(ok.load(Ordering::Relaxed) > 0, "calls kept being served");
+    assert!(ok > 0, "calls kept being served");
     // The restarted providers answer the calls: nothing is stuck on a gone connection.
     let whoami = invoker::cluster::join(demo.directory() as Arc<dyn Directory>);
     let mut answered = BTreeSet::new();

@@ -10,8 +10,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use app_discovery::migration::{Level, MigrationReference, MIGRATION_GROUP};
@@ -154,25 +153,7 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
     );
 
     // Calls every 10 ms through the whole restart; record every failure.
-    let stop = Arc::new(AtomicBool::new(false));
-    let ok = Arc::new(AtomicUsize::new(0));
-    let failures: Arc<Mutex<Vec<String>>> = Arc::default();
-    let caller = {
-        let (cluster, stop, ok, failures) =
-            (cluster.clone(), stop.clone(), ok.clone(), failures.clone());
-        tokio::spawn(async move {
-            let inv = Invocation::new("whoAmI");
-            while !stop.load(Ordering::Relaxed) {
-                match cluster.invoke(&inv).await {
-                    Ok(_) => {
-                        ok.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(e) => failures.lock().unwrap().push(e.to_string()),
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-    };
+    let caller = common::app::Caller::start(cluster.clone());
     let (rev_a, rev_b) = (revision(&a), revision(&b));
     // Restart A, then B, each on its own ports with a changed parameter: a new revision.
     common::app::stop(a).await;
@@ -217,20 +198,13 @@ async fn a_rolling_restart_onto_new_revisions_never_leaves_the_consumer_without_
     })
     .await;
     // Calls after the restart reach both providers.
-    tests::eventually("calls served after the restart", T, || async {
-        let before = ok.load(Ordering::Relaxed);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        (ok.load(Ordering::Relaxed) > before).then_some(())
-    })
-    .await;
-    stop.store(true, Ordering::Relaxed);
-    caller.await.unwrap();
-    let f = failures.lock().unwrap().clone();
+    caller.answers_again(T).await;
+    let (ok, f) = caller.finish().await;
     assert!(
         f.iter().all(|e| !e.contains("No provider")),
         "the consumer was left without a provider: {f:?}"
     );
-    assert!(ok.load(Ordering::Relaxed) > 20, "calls kept being served");
+    assert!(ok > 20, "calls kept being served");
     // The directory holds exactly the two live providers.
     let dir = r.directory().application_directory().unwrap();
     let mut addrs: Vec<String> = dir

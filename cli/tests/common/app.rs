@@ -171,3 +171,67 @@ pub async fn dubbo_reference(
     .await
     .unwrap()
 }
+
+/// Calls `whoAmI` through a cluster invoker every 10 ms until [`Caller::finish`], counting the
+/// answers and keeping every failure (a rolling restart's view from the consumer).
+pub struct Caller {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ok: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    failures: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Caller {
+    /// Starts calling.
+    pub fn start(cluster: invoker::rpc::SharedInvoker) -> Caller {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ok = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let failures: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+        let task = {
+            let (stop, ok, failures) = (stop.clone(), ok.clone(), failures.clone());
+            tokio::spawn(async move {
+                let inv = invoker::rpc::Invocation::new("whoAmI");
+                while !stop.load(Ordering::Relaxed) {
+                    match cluster.invoke(&inv).await {
+                        Ok(_) => {
+                            ok.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(e) => failures.lock().unwrap().push(e.to_string()),
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+        };
+        Caller {
+            stop,
+            ok,
+            failures,
+            task,
+        }
+    }
+
+    /// Calls answered so far.
+    pub fn ok(&self) -> usize {
+        self.ok.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Waits until another call is answered (within `within`).
+    pub async fn answers_again(&self, within: Duration) {
+        tests::eventually("calls served again", within, || async {
+            let before = self.ok();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            (self.ok() > before).then_some(())
+        })
+        .await;
+    }
+
+    /// Stops calling: the calls answered and every failure.
+    pub async fn finish(self) -> (usize, Vec<String>) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let ok = self.ok.clone();
+        self.task.await.unwrap();
+        let f = self.failures.lock().unwrap().clone();
+        (ok.load(std::sync::atomic::Ordering::Relaxed), f)
+    }
+}
