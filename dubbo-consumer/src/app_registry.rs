@@ -91,20 +91,13 @@ async fn backends(url: &Url) -> Result<(SharedInstanceDiscovery, MetadataReport)
     match url.protocol() {
         #[cfg(feature = "zookeeper")]
         Some("zookeeper") => {
-            let zk = |what: &'static str| {
-                move |source| Error::Zookeeper {
-                    what,
-                    url: url.to_string(),
-                    source,
-                }
-            };
             let d = registry_zk::ZkServiceDiscovery::connect(url)
                 .await
-                .map_err(zk(APP_REGISTRY))?;
+                .map_err(Error::zookeeper(APP_REGISTRY, url))?;
             let root = registry_zk::config_center::metadata_root(url);
             let cc = registry_zk::ZkConfigCenter::connect_with_root(url, &root)
                 .await
-                .map_err(zk(METADATA_REPORT))?;
+                .map_err(Error::zookeeper(METADATA_REPORT, url))?;
             Ok((
                 Arc::new(d) as SharedInstanceDiscovery,
                 MetadataReport::new(Arc::new(cc) as SharedConfigCenter, ReportLayout::Tree),
@@ -112,19 +105,12 @@ async fn backends(url: &Url) -> Result<(SharedInstanceDiscovery, MetadataReport)
         }
         #[cfg(feature = "nacos")]
         Some("nacos") => {
-            let nacos = |what: &'static str| {
-                move |source| Error::Nacos {
-                    what,
-                    url: url.to_string(),
-                    source,
-                }
-            };
             let d = registry_nacos::NacosServiceDiscovery::connect(url)
                 .await
-                .map_err(nacos(APP_REGISTRY))?;
+                .map_err(Error::nacos(APP_REGISTRY, url))?;
             let cc = registry_nacos::NacosConfigCenter::connect(url)
                 .await
-                .map_err(nacos(METADATA_REPORT))?;
+                .map_err(Error::nacos(METADATA_REPORT, url))?;
             Ok((
                 Arc::new(d) as SharedInstanceDiscovery,
                 MetadataReport::new(Arc::new(cc) as SharedConfigCenter, ReportLayout::Nacos),

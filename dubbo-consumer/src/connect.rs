@@ -307,20 +307,12 @@ async fn open_registry(url: &Url) -> Result<Arc<dyn Registry>> {
         Some("zookeeper") => registry_zk::ZookeeperRegistry::connect(url)
             .await
             .map(|r| Arc::new(r) as Arc<dyn Registry>)
-            .map_err(|source| Error::Zookeeper {
-                what: REGISTRY,
-                url: url.to_string(),
-                source,
-            }),
+            .map_err(Error::zookeeper(REGISTRY, url)),
         #[cfg(feature = "nacos")]
         Some("nacos") => registry_nacos::NacosRegistry::connect(url)
             .await
             .map(|r| Arc::new(r) as Arc<dyn Registry>)
-            .map_err(|source| Error::Nacos {
-                what: REGISTRY,
-                url: url.to_string(),
-                source,
-            }),
+            .map_err(Error::nacos(REGISTRY, url)),
         Some("memory") => registry_core::MemoryRegistry::connect(url)
             .await
             .map(|r| Arc::new(r) as Arc<dyn Registry>)
@@ -339,20 +331,12 @@ async fn open_config_center(url: &Url) -> Result<SharedConfigCenter> {
         Some("zookeeper") => registry_zk::ZkConfigCenter::connect(url)
             .await
             .map(|c| Arc::new(c) as SharedConfigCenter)
-            .map_err(|source| Error::Zookeeper {
-                what: CONFIG_CENTRE,
-                url: url.to_string(),
-                source,
-            }),
+            .map_err(Error::zookeeper(CONFIG_CENTRE, url)),
         #[cfg(feature = "nacos")]
         Some("nacos") => registry_nacos::NacosConfigCenter::connect(url)
             .await
             .map(|c| Arc::new(c) as SharedConfigCenter)
-            .map_err(|source| Error::Nacos {
-                what: CONFIG_CENTRE,
-                url: url.to_string(),
-                source,
-            }),
+            .map_err(Error::nacos(CONFIG_CENTRE, url)),
         Some("memory") => registry_core::MemoryConfigCenter::connect(url)
             .await
             .map(|c| Arc::new(c) as SharedConfigCenter)

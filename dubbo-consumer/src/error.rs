@@ -121,6 +121,33 @@ pub enum Error {
 }
 
 impl Error {
+    /// `map_err` for a ZooKeeper backend failing to connect to `what` (`registry`, `config
+    /// centre`, ...) at `url`.
+    #[cfg(feature = "zookeeper")]
+    pub(crate) fn zookeeper<'a>(
+        what: &'static str,
+        url: &'a registry_core::Url,
+    ) -> impl FnOnce(registry_zk::ZkError) -> Error + 'a {
+        move |source| Error::Zookeeper {
+            what,
+            url: url.to_string(),
+            source,
+        }
+    }
+
+    /// `map_err` for a Nacos backend failing to connect to `what` at `url`.
+    #[cfg(feature = "nacos")]
+    pub(crate) fn nacos<'a>(
+        what: &'static str,
+        url: &'a registry_core::Url,
+    ) -> impl FnOnce(registry_nacos::NacosError) -> Error + 'a {
+        move |source| Error::Nacos {
+            what,
+            url: url.to_string(),
+            source,
+        }
+    }
+
     /// True when the same operation may succeed later: an unreachable or failing server, a
     /// timeout, no provider yet, or a retryable call failure. Wrong URLs and options are not.
     pub fn is_retryable(&self) -> bool {
