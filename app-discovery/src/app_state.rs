@@ -25,7 +25,10 @@
 //!   not published (the previous one stays): a provider restarted with a new revision never
 //!   leaves the consumer with no provider while its metadata is fetched;
 //! - failed revisions are fetched again every [`AppOptions::retry_interval`] (Java: 10 s)
-//!   while an instance still uses them.
+//!   while an instance still uses them;
+//! - once a list was published, the addresses (`dubbo.endpoints`) of new instances whose
+//!   revision is being fetched are in [`AppSnapshot::ahead`], so that subscriptions can have
+//!   their connections opened while the MetadataInfo is on its way.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Weak};
@@ -120,6 +123,10 @@ pub struct AppSnapshot {
     pub by_interface: FxHashMap<Arc<str>, Vec<ServiceUrls>>,
     /// Revisions not resolved (being fetched or failed).
     pub unresolved: Vec<Unresolved>,
+    /// `protocol://host:port` of each `dubbo.endpoints` entry of the instances never resolved
+    /// whose revision is being fetched, sorted; empty before the first published list (module
+    /// docs).
+    pub ahead: Arc<[Url]>,
 }
 
 impl AppSnapshot {
@@ -395,6 +402,7 @@ impl Task {
         let mut pending = 0usize;
         let mut failed = 0usize;
         let mut seen_addrs: HashSet<String> = HashSet::new();
+        let mut ahead: Vec<Url> = Vec::new();
         let mut count = 0usize;
         for (rev, insts) in &groups {
             count += insts.len();
@@ -430,6 +438,8 @@ impl Task {
                                 .or_insert_with(|| (old_m.clone(), Users::default()));
                             e.1.instances.push(i.clone());
                             e.1.stale.push(a.clone());
+                        } else if error.is_none() && self.published {
+                            ahead.extend(endpoint_urls(i));
                         }
                         seen_addrs.insert(a.clone());
                         addrs.push(a);
@@ -531,7 +541,17 @@ impl Task {
             self.generation += 1;
             self.published = true;
         }
+        ahead.sort_by(|a, b| {
+            (a.protocol(), a.host(), a.port()).cmp(&(b.protocol(), b.host(), b.port()))
+        });
+        ahead.dedup();
         let cur = self.snapshot.load_full();
+        let ahead_moved = *ahead != *cur.ahead;
+        let ahead: Arc<[Url]> = if ahead_moved {
+            ahead.into()
+        } else {
+            cur.ahead.clone()
+        };
         let snap = if publish {
             AppSnapshot {
                 ready: true,
@@ -542,19 +562,21 @@ impl Task {
                 revisions,
                 by_interface,
                 unresolved,
+                ahead,
             }
         } else {
             // Keep the published lists; only the bookkeeping moves on.
             AppSnapshot {
                 settled: settled || cur.settled,
                 unresolved,
+                ahead,
                 ..(*cur).clone()
             }
         };
         let now_settled = snap.settled;
         tracing::debug!(app = %self.app, instances = count, urls = total, pending, failed, published = publish, "application rebuilt");
         self.snapshot.store(Arc::new(snap));
-        if publish {
+        if publish || ahead_moved {
             let mut subs = self.subscribers.lock();
             subs.retain(|w| match w.upgrade() {
                 Some(n) => {
@@ -568,4 +590,17 @@ impl Task {
             self.settled.notify_waiters();
         }
     }
+}
+
+/// `protocol://host:port` of each `dubbo.endpoints` entry of `instance`.
+fn endpoint_urls(instance: &ServiceInstance) -> impl Iterator<Item = Url> + '_ {
+    crate::metadata_service::endpoints(instance)
+        .into_iter()
+        .filter(|e| e.port > 0 && !e.protocol.is_empty())
+        .map(|e| {
+            Url::builder(&e.protocol)
+                .host(instance.host())
+                .port(e.port)
+                .build()
+        })
 }

@@ -13,11 +13,14 @@
 //!   published until an application appears. A new application is subscribed at once; an
 //!   application removed from the mapping is unsubscribed (Java never acts on removals; an
 //!   emptied mapping keeps the current applications).
-//! - **Notifications**: only the `providers` category, the complete list of matching URLs of
+//! - **Notifications**: the `providers` category, the complete list of matching URLs of
 //!   every mapped application ([`crate::service_key::ServiceMatcher`]), in a stable order.
 //!   `empty://` when none match — except that nothing is published while nothing ever matched
 //!   and no application changed since the subscription (Java's `addListenerAndNotify` notifies
-//!   only a non-empty first list). Configurators and routers come from the config centre
+//!   only a non-empty first list). A subscription saying `preconnect=true` (a directory's)
+//!   also gets the `preconnect` category: the addresses of new instances whose MetadataInfo is
+//!   being fetched ([`AppSnapshot::ahead`]), published after the providers list of the same
+//!   change, `empty://` once none is left. Configurators and routers come from the config centre
 //!   (`invoker::directory::RuleWatcher`), as for Java's application-level directory.
 //! - `subscribe` returns once the mapping was read and every mapped application settled (its
 //!   revisions had a first answer), at most [`AppDiscoveryOptions::subscribe_wait`]; the first
@@ -31,7 +34,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use registry_core::matching::{empty_url, ANY, PROVIDERS};
+use registry_core::matching::{empty_url, ANY, PRECONNECT, PRECONNECT_PARAM, PROVIDERS};
 use registry_core::subscription::channel;
 use registry_core::{Publisher, Registry, SharedInstanceDiscovery, Subscription, Url};
 use tokio::sync::Notify;
@@ -325,6 +328,8 @@ impl Registry for ServiceDiscoveryRegistry {
             published: false,
             first: Some(first_tx),
             sources: Vec::new(),
+            preconnect: consumer.param_bool(PRECONNECT_PARAM, false),
+            ahead: Vec::new(),
         };
         tokio::spawn(task.run(mapping));
         let _ = tokio::time::timeout(self.inner.options.subscribe_wait, first_rx).await;
@@ -335,6 +340,9 @@ impl Registry for ServiceDiscoveryRegistry {
         let mut sub = self.subscribe(consumer).await?;
         let mut out = Vec::new();
         while let Some(n) = sub.try_next() {
+            if &*n.category != PROVIDERS {
+                continue;
+            }
             out = n
                 .urls
                 .iter()
@@ -392,6 +400,10 @@ struct SubTask {
     /// The URL lists the last published list was made of (by pointer): an application change
     /// that leaves every one of them untouched is skipped without building a list.
     sources: Vec<Arc<[Url]>>,
+    /// The subscriber asked for the `preconnect` category.
+    preconnect: bool,
+    /// The `ahead` lists the last published `preconnect` list was made of (by pointer).
+    ahead: Vec<Arc<[Url]>>,
 }
 
 impl SubTask {
@@ -493,6 +505,40 @@ impl SubTask {
     }
 
     fn recompute(&mut self) {
+        self.publish_providers();
+        if self.preconnect {
+            self.publish_ahead();
+        }
+    }
+
+    /// Publishes the `preconnect` list when an application's `ahead` list changed.
+    fn publish_ahead(&mut self) {
+        let lists: Vec<Arc<[Url]>> = self
+            .apps
+            .values()
+            .map(|(st, _)| st.snapshot())
+            .filter(|s| s.ready && !s.ahead.is_empty())
+            .map(|s| s.ahead.clone())
+            .collect();
+        let unchanged = lists.len() == self.ahead.len()
+            && lists
+                .iter()
+                .zip(&self.ahead)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        if unchanged {
+            return;
+        }
+        let urls: Vec<Url> = lists.iter().flat_map(|l| l.iter().cloned()).collect();
+        let urls: Arc<[Url]> = if urls.is_empty() {
+            Arc::from(vec![empty_url(self.publisher.consumer(), PRECONNECT)])
+        } else {
+            urls.into()
+        };
+        self.publisher.publish_if_changed(PRECONNECT, urls);
+        self.ahead = lists;
+    }
+
+    fn publish_providers(&mut self) {
         let mut sources: Vec<Arc<[Url]>> = Vec::new();
         let mut any_ready = false;
         let mut moved = false;

@@ -125,4 +125,10 @@ impl InvokerFactory for Protocols {
             )),
         }
     }
+    /// Hands `endpoint` to the factory of its protocol.
+    fn preconnect(&self, endpoint: &Url) -> Option<invoker::rpc::Preconnect> {
+        self.factories
+            .get(endpoint.protocol().unwrap_or(""))?
+            .preconnect(endpoint)
+    }
 }

@@ -62,6 +62,20 @@ impl Client {
         connects: Arc<Semaphore>,
         tls: Option<TlsTarget>,
     ) -> Arc<Client> {
+        Self::with_probe(addr, cfg, serialization, connects, tls, false)
+    }
+
+    /// [`Client::new`]; with `probe`, a heartbeat is sent as soon as the first connect
+    /// succeeds (a connection opened ahead of its first call: the provider has handled one
+    /// request on it before that call comes).
+    pub(crate) fn with_probe(
+        addr: Arc<str>,
+        cfg: ConnConfig,
+        serialization: u8,
+        connects: Arc<Semaphore>,
+        tls: Option<TlsTarget>,
+        probe: bool,
+    ) -> Arc<Client> {
         let c = Arc::new_cyclic(|me| Client {
             addr,
             cfg,
@@ -89,8 +103,12 @@ impl Client {
                         return;
                     }
                     let deadline = Instant::now() + c.cfg.connect_timeout;
-                    if let Err(e) = c.conn(deadline).await {
-                        tracing::warn!(addr = %c.addr, "initial connect failed, will reconnect: {e}");
+                    match c.conn(deadline).await {
+                        Ok(conn) if probe => conn.heartbeat(),
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::warn!(addr = %c.addr, "initial connect failed, will reconnect: {e}")
+                        }
                     }
                 });
             }

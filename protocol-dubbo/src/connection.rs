@@ -431,11 +431,16 @@ impl Conn {
         }
         let hb = cfg.heartbeat.as_millis() as u64;
         if hb > 0 && (read >= hb || written >= hb) {
-            tracing::trace!(addr = %self.addr, "sending heartbeat");
-            let frame = heartbeat_request(next_id(), self.serialization);
-            let _ = self.send_parts(&frame[..HEADER_LEN], &frame[HEADER_LEN..]);
+            self.heartbeat();
         }
         None
+    }
+
+    /// Sends a heartbeat request (its reply is read and dropped like any other).
+    pub(crate) fn heartbeat(&self) {
+        tracing::trace!(addr = %self.addr, "sending heartbeat");
+        let frame = heartbeat_request(next_id(), self.serialization);
+        let _ = self.send_parts(&frame[..HEADER_LEN], &frame[HEADER_LEN..]);
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use invoker::rpc::{InvokerFactory, RpcError, SharedInvoker};
+use invoker::rpc::{InvokerFactory, Preconnect, RpcError, SharedInvoker};
 use registry_core::Url;
 
 use transport_tls::{Alpn, TlsClient, TlsConfig};
@@ -12,7 +12,7 @@ use crate::config::{ConnConfig, DubboOptions};
 use crate::connection::TlsTarget;
 use crate::error::DubboError;
 use crate::invoker::{DubboInvoker, Lease};
-use crate::pool::ConnectionPool;
+use crate::pool::{ConnectionPool, Holder};
 use crate::serialization;
 
 /// Dubbo's default port.
@@ -104,8 +104,8 @@ impl DubboInvokerFactory {
         &self.pool
     }
 
-    /// Refers one provider, keeping the concrete type (for `echo`, connection state).
-    pub fn refer_dubbo(&self, provider: &Url) -> Result<Arc<DubboInvoker>, DubboError> {
+    /// The address of a `dubbo://` URL.
+    fn address(provider: &Url) -> Result<Arc<str>, DubboError> {
         if provider.protocol() != Some("dubbo") {
             return Err(DubboError::InvalidUrl {
                 url: provider.to_identity_string(),
@@ -115,15 +115,53 @@ impl DubboInvokerFactory {
                 ),
             });
         }
-        let addr: Arc<str> = match invoker::rpc::socket_address(provider, DEFAULT_PORT) {
-            Some(a) => a.into(),
-            None => {
-                return Err(DubboError::InvalidUrl {
-                    url: provider.to_identity_string(),
-                    reason: "no host".into(),
-                })
-            }
-        };
+        match invoker::rpc::socket_address(provider, DEFAULT_PORT) {
+            Some(a) => Ok(a.into()),
+            None => Err(DubboError::InvalidUrl {
+                url: provider.to_identity_string(),
+                reason: "no host".into(),
+            }),
+        }
+    }
+
+    /// `shareconnections` of a URL, within [`DubboOptions::max_connections`].
+    fn shared_count(&self, url: &Url) -> usize {
+        let max = i64::try_from(self.options.max_connections.max(1)).unwrap_or(i64::MAX);
+        usize::try_from(url.param_i64("shareconnections", 1).clamp(1, max)).unwrap_or(1)
+    }
+
+    /// Opens the shared connections to the address of `endpoint` (`dubbo://host:port`) ahead
+    /// of its first provider (see [`InvokerFactory::preconnect`] and the pool's docs); they
+    /// close when the returned lease is dropped unless an invoker took them over. `None` for
+    /// a URL of another protocol, without a host, or saying `lazy=true` or `connections=N`.
+    pub fn preconnect_dubbo(&self, endpoint: &Url) -> Option<Preconnect> {
+        let addr = Self::address(endpoint).ok()?;
+        if endpoint.param_bool("lazy", false) || endpoint.param_i64("connections", 0) > 0 {
+            return None;
+        }
+        let tls = self
+            .tls_for(endpoint, endpoint.host().unwrap_or_default())
+            .ok()?;
+        let cfg = ConnConfig::from_url_with(endpoint, &self.options);
+        let key = ConnectionPool::key(&addr, tls.is_some());
+        self.pool.acquire(
+            &key,
+            &addr,
+            self.shared_count(endpoint),
+            &cfg,
+            serialization::choose(endpoint),
+            tls.as_ref(),
+            Holder::Ahead,
+        );
+        Some(Preconnect::new(AheadLease {
+            pool: self.pool.clone(),
+            key,
+        }))
+    }
+
+    /// Refers one provider, keeping the concrete type (for `echo`, connection state).
+    pub fn refer_dubbo(&self, provider: &Url) -> Result<Arc<DubboInvoker>, DubboError> {
+        let addr = Self::address(provider)?;
         let opts = &*self.options;
         let tls = self.tls_for(provider, provider.host().unwrap_or_default())?;
         let cfg = ConnConfig::from_url_with(provider, opts);
@@ -138,12 +176,16 @@ impl DubboInvokerFactory {
                 .collect();
             (clients, Lease::Exclusive)
         } else {
-            let share = provider.param_i64("shareconnections", 1).clamp(1, max);
-            let share = usize::try_from(share).unwrap_or(1);
             let key = ConnectionPool::key(&addr, tls.is_some());
-            let clients = self
-                .pool
-                .acquire(&key, &addr, share, &cfg, ser, tls.as_ref());
+            let clients = self.pool.acquire(
+                &key,
+                &addr,
+                self.shared_count(provider),
+                &cfg,
+                ser,
+                tls.as_ref(),
+                Holder::Invoker,
+            );
             (clients, Lease::Shared(self.pool.clone(), key))
         };
         Ok(Arc::new(DubboInvoker::new(
@@ -161,5 +203,21 @@ impl DubboInvokerFactory {
 impl InvokerFactory for DubboInvokerFactory {
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
         Ok(self.refer_dubbo(provider).map_err(|e| e.to_rpc_error())? as SharedInvoker)
+    }
+
+    fn preconnect(&self, endpoint: &Url) -> Option<Preconnect> {
+        self.preconnect_dubbo(endpoint)
+    }
+}
+
+/// A preconnect's hold on the shared connections of an address.
+struct AheadLease {
+    pool: Arc<ConnectionPool>,
+    key: Arc<str>,
+}
+
+impl Drop for AheadLease {
+    fn drop(&mut self) {
+        self.pool.release(&self.key, Holder::Ahead);
     }
 }

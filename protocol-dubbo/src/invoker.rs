@@ -25,7 +25,7 @@ use crate::client::Client;
 use crate::connection::{next_id, Conn};
 use crate::error::DubboError;
 use crate::header::Header;
-use crate::pool::ConnectionPool;
+use crate::pool::{ConnectionPool, Holder};
 use crate::request::{encode_call_body, CallBody};
 use crate::response::decode_response_with;
 use crate::types::infer_java_type;
@@ -301,7 +301,7 @@ impl DubboInvoker {
     fn release(&self) {
         if let Some(lease) = self.lease.lock().take() {
             match lease {
-                Lease::Shared(pool, key) => pool.release(&key),
+                Lease::Shared(pool, key) => pool.release(&key, Holder::Invoker),
                 Lease::Exclusive => self.clients.iter().for_each(|c| c.close()),
             }
         }

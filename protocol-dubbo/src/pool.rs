@@ -6,6 +6,15 @@
 //! plaintext connections to one address are kept apart (a provider that turns TLS on is not
 //! served by the old plaintext connection): TLS entries are keyed `tls:host:port`.
 //!
+//! Connections opened ahead ([`crate::DubboInvokerFactory`]'s `preconnect`, before any provider
+//! of the address is known) are entries held by a preconnect lease only. The first invoker
+//! of the address takes them over when its provider URL asks for the same connection settings
+//! (count, [`ConnConfig`], serialization), which is the common case (the defaults); when it
+//! asks for others they are closed and replaced, so a connection never carries settings no
+//! provider URL gave it. A connection opened ahead sends one heartbeat once connected: the
+//! provider has served a request on it before the first call comes (a fresh process pays its
+//! first-request costs then, not during the call).
+//!
 //! The pool also holds the permits of background connects (at refer time and reconnects):
 //! a directory that refers 10,000 providers at once opens at most
 //! [`DubboOptions::max_concurrent_connects`](crate::config::DubboOptions::max_concurrent_connects)
@@ -24,7 +33,29 @@ use crate::connection::TlsTarget;
 #[derive(Debug)]
 struct Shared {
     clients: Vec<Arc<Client>>,
+    /// Invokers and preconnect leases holding the entry.
     refs: usize,
+    /// Of `refs`, the preconnect leases.
+    ahead: usize,
+    /// What the clients were opened with.
+    settings: Settings,
+}
+
+/// The connection settings of an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Settings {
+    count: usize,
+    cfg: ConnConfig,
+    serialization: u8,
+}
+
+/// Who acquires an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Holder {
+    /// An invoker of a provider at the address.
+    Invoker,
+    /// A connection opened ahead of any provider.
+    Ahead,
 }
 
 /// The shared connections of one [`crate::DubboInvokerFactory`].
@@ -75,7 +106,9 @@ impl ConnectionPool {
     }
 
     /// The shared connection slots under `key` (created with `count` slots to `addr` on first
-    /// use), and one more reference to them.
+    /// use), and one more reference to them for `holder`. The first invoker of an entry only
+    /// held ahead replaces its connections when it asks for other settings (module docs).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn acquire(
         &self,
         key: &Arc<str>,
@@ -84,33 +117,65 @@ impl ConnectionPool {
         cfg: &ConnConfig,
         serialization: u8,
         tls: Option<&TlsTarget>,
+        holder: Holder,
     ) -> Vec<Arc<Client>> {
-        let mut m = self.shared.lock();
-        let e = m.entry(key.clone()).or_insert_with(|| Shared {
-            clients: (0..count.max(1))
+        let settings = Settings {
+            count: count.max(1),
+            cfg: cfg.clone(),
+            serialization,
+        };
+        // Opened ahead: probed with a heartbeat once connected (`Client::with_probe`).
+        let open = |s: &Settings| -> Vec<Arc<Client>> {
+            (0..s.count)
                 .map(|_| {
-                    Client::new(
+                    Client::with_probe(
                         addr.clone(),
-                        cfg.clone(),
-                        serialization,
+                        s.cfg.clone(),
+                        s.serialization,
                         self.connects.clone(),
                         tls.cloned(),
+                        holder == Holder::Ahead,
                     )
                 })
-                .collect(),
-            refs: 0,
-        });
-        e.refs += 1;
-        e.clients.clone()
+                .collect()
+        };
+        let mut replaced = Vec::new();
+        let clients = {
+            let mut m = self.shared.lock();
+            let e = m.entry(key.clone()).or_insert_with(|| Shared {
+                clients: open(&settings),
+                refs: 0,
+                ahead: 0,
+                settings: settings.clone(),
+            });
+            if holder == Holder::Invoker && e.refs == e.ahead && e.settings != settings {
+                tracing::debug!(%addr, "the provider asks for other connection settings than those opened ahead; reconnecting");
+                replaced = std::mem::replace(&mut e.clients, open(&settings));
+                e.settings = settings;
+            }
+            e.refs += 1;
+            if holder == Holder::Ahead {
+                e.ahead += 1;
+            }
+            e.clients.clone()
+        };
+        for c in replaced {
+            c.close();
+        }
+        clients
     }
 
-    /// Drops one reference to the connections under `key`; the last one closes them.
-    pub(crate) fn release(&self, key: &str) {
+    /// Drops one reference of `holder` to the connections under `key`; the last one closes
+    /// them.
+    pub(crate) fn release(&self, key: &str, holder: Holder) {
         let closed = {
             let mut m = self.shared.lock();
             match m.get_mut(key) {
                 Some(e) if e.refs > 1 => {
                     e.refs -= 1;
+                    if holder == Holder::Ahead {
+                        e.ahead = e.ahead.saturating_sub(1);
+                    }
                     None
                 }
                 Some(_) => m.remove(key),

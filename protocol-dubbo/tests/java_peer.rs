@@ -527,3 +527,88 @@ async fn generic_invoke_reaches_java_as_string_and_object_arrays() {
     let r = inv.invoke(&g).await.unwrap();
     assert_eq!(r.value, json!("Hello generic"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_opened_ahead_is_taken_over_by_the_first_invoker() {
+    let Some(peer) = JavaPeer::start("preconnect", &[]).await else {
+        return;
+    };
+    let f = DubboInvokerFactory::new();
+    let addr = peer.addr();
+    let endpoint = registry_core::Url::parse(&format!("dubbo://{addr}")).unwrap();
+    // A dedicated connection asks the provider how many connections it accepted.
+    let own = f
+        .refer_dubbo(&peer.url("timeout=5000&connections=1"))
+        .unwrap();
+    let accepted = || {
+        let own = own.clone();
+        async move {
+            let r = own.invoke(&call("accepted", &[], vec![])).await.unwrap();
+            r.value.as_i64().unwrap()
+        }
+    };
+    assert_eq!(accepted().await, 1);
+
+    // Opened ahead, then a provider with the default settings: one connection for both.
+    let ahead = f.preconnect_dubbo(&endpoint).expect("dubbo preconnect");
+    let p = f.pool().clone();
+    let a = addr.clone();
+    eventually("connected ahead", Duration::from_secs(10), || {
+        let ok = p.is_connected(&a);
+        async move { ok.then_some(()) }
+    })
+    .await;
+    let inv = f.refer_dubbo(&peer.url("timeout=5000")).unwrap();
+    assert_eq!(f.pool().ref_count(&addr), 2);
+    let r = inv.invoke(&say_hello("ahead")).await.unwrap();
+    assert_eq!(r.value, json!("Hello ahead"));
+    assert_eq!(
+        accepted().await,
+        2,
+        "the invoker used the connection opened ahead"
+    );
+    drop(ahead);
+    assert_eq!(f.pool().ref_count(&addr), 1);
+    assert!(f.pool().is_connected(&addr));
+    inv.invoke(&say_hello("still")).await.unwrap();
+    inv.destroy();
+    assert_eq!(f.pool().ref_count(&addr), 0);
+
+    // A provider asking for other connection settings gets a connection of its own settings.
+    let ahead = f.preconnect_dubbo(&endpoint).unwrap();
+    let (p, a) = (f.pool().clone(), addr.clone());
+    eventually("connected ahead again", Duration::from_secs(10), || {
+        let ok = p.is_connected(&a);
+        async move { ok.then_some(()) }
+    })
+    .await;
+    assert_eq!(accepted().await, 3);
+    let inv = f
+        .refer_dubbo(&peer.url("timeout=5000&heartbeat=30000"))
+        .unwrap();
+    let r = inv.invoke(&say_hello("other")).await.unwrap();
+    assert_eq!(r.value, json!("Hello other"));
+    assert_eq!(
+        accepted().await,
+        4,
+        "a connection with the provider's settings"
+    );
+    drop(ahead);
+    assert_eq!(f.pool().ref_count(&addr), 1);
+    inv.invoke(&say_hello("after")).await.unwrap();
+    inv.destroy();
+
+    // Opened ahead and never used: closed when let go.
+    let ahead = f.preconnect_dubbo(&endpoint).unwrap();
+    assert_eq!(f.pool().ref_count(&addr), 1);
+    drop(ahead);
+    assert_eq!(f.pool().ref_count(&addr), 0);
+    assert!(!f.pool().is_connected(&addr));
+    // Nothing is opened ahead for a lazy or dedicated-connection endpoint.
+    assert!(f
+        .preconnect_dubbo(&endpoint.with_param("lazy", "true"))
+        .is_none());
+    assert!(f
+        .preconnect_dubbo(&endpoint.with_param("connections", "2"))
+        .is_none());
+}

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, OnceLock, Weak};
 
-use invoker::rpc::{InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
+use invoker::rpc::{InvokerFactory, Preconnect, RpcError, RpcErrorCode, SharedInvoker};
 use parking_lot::Mutex;
 use registry_core::Url;
 use rustc_hash::FxHashMap;
@@ -172,5 +172,20 @@ impl TripleInvokerFactory {
 impl InvokerFactory for TripleInvokerFactory {
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError> {
         Ok(self.refer_triple(provider)? as SharedInvoker)
+    }
+
+    /// Opens the shared connection to the address of `endpoint` (`tri://host:port`): the
+    /// connection is per address, so every invoker referred there while the returned guard
+    /// lives uses it.
+    fn preconnect(&self, endpoint: &Url) -> Option<Preconnect> {
+        if endpoint.protocol() != Some("tri") {
+            return None;
+        }
+        let addr = invoker::rpc::socket_address(endpoint, DEFAULT_PORT)?;
+        let tls = self
+            .tls_for(endpoint, endpoint.host().unwrap_or_default())
+            .ok()?;
+        let conn = self.shared_connection(&addr, tls).ok()?;
+        Some(Preconnect::new(conn))
     }
 }

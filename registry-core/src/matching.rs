@@ -12,6 +12,13 @@ pub const CONSUMERS: &str = "consumers";
 pub const ROUTERS: &str = "routers";
 /// The configurators category.
 pub const CONFIGURATORS: &str = "configurators";
+/// Not a Dubbo category: the addresses (`protocol://host:port`) where a registry expects
+/// providers soon, published only to subscriptions whose URL says [`PRECONNECT_PARAM`]`=true`
+/// (the application-level registry: new instances whose MetadataInfo is being fetched), so
+/// that the subscriber can open their connections meanwhile. `empty://` when none.
+pub const PRECONNECT: &str = "preconnect";
+/// The subscription parameter asking for the [`PRECONNECT`] category.
+pub const PRECONNECT_PARAM: &str = "preconnect";
 
 /// `UrlUtils.isMatch(consumerUrl, providerUrl)` (3.x / 2.7).
 pub fn is_match(consumer: &Url, provider: &Url) -> bool {

@@ -490,3 +490,127 @@ async fn one_instance_per_protocol_gives_each_provider_once() {
     got.sort();
     assert_eq!(got, vec!["dubbo:7001", "tri:7002"]);
 }
+
+/// A MetadataService that answers only when let through (`gate`), with one service.
+#[derive(Debug)]
+struct Gated {
+    gate: Arc<tokio::sync::Semaphore>,
+}
+
+#[async_trait::async_trait]
+impl app_discovery::MetadataServiceClient for Gated {
+    async fn get_metadata_info(
+        &self,
+        _url: &Url,
+        revision: &str,
+    ) -> app_discovery::Result<MetadataInfo> {
+        self.gate.acquire().await.unwrap().forget();
+        Ok(MetadataInfo::new(
+            "shop",
+            revision,
+            vec![service(IFACE, None, &[])],
+        ))
+    }
+}
+
+fn local_instance(port: i32, rev: &str) -> ServiceInstance {
+    let mut m = BTreeMap::new();
+    m.insert(REVISION_KEY.to_owned(), rev.to_owned());
+    m.insert(
+        "dubbo.endpoints".to_owned(),
+        format!(
+            r#"[{{"port":{port},"protocol":"dubbo"}},{{"port":{},"protocol":"tri"}}]"#,
+            port + 1000
+        ),
+    );
+    ServiceInstance::new("shop", "127.0.0.1", port, m)
+}
+
+fn ahead(w: &Watch) -> Vec<String> {
+    w.latest("preconnect")
+        .unwrap_or(&[])
+        .iter()
+        .filter(|u| u.protocol() != Some("empty"))
+        .map(|u| u.to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn new_instances_are_announced_for_preconnect_while_their_metadata_is_fetched() {
+    let instances = Arc::new(MemoryInstanceDiscovery::new());
+    let report = MetadataReport::new(Arc::new(MemoryConfigCenter::new()), ReportLayout::Tree);
+    let gate = Arc::new(tokio::sync::Semaphore::new(1));
+    let clients =
+        MetadataServiceClients::new().with_v1("dubbo", Arc::new(Gated { gate: gate.clone() }));
+    let (ro, ao) = fast_options();
+    let registry = ServiceDiscoveryRegistry::new(
+        Url::parse("memory://app-preconnect").unwrap(),
+        instances.clone(),
+        Some(report.clone()),
+        MetadataResolver::new(Some(report.clone()), clients, ro),
+        ao,
+    );
+    report.add_mapping(IFACE, "shop").await.unwrap();
+    instances.register(&local_instance(1, "r1")).await.unwrap();
+    let mut watch = Watch::subscribe(&registry, &consumer("&preconnect=true")).await;
+    let mut plain = Watch::subscribe(&registry, &consumer("")).await;
+    until_ports(&mut watch, "r1 resolved", &[1]).await;
+    // The first list comes with nothing announced ahead.
+    watch.drain();
+    assert!(
+        watch.latest("preconnect").is_none(),
+        "{:?}",
+        watch.history()
+    );
+
+    // A new instance on a new revision whose MetadataService does not answer yet: its
+    // endpoints are announced, the providers stay as they were.
+    instances.register(&local_instance(2, "r2")).await.unwrap();
+    watch
+        .until("the new instance announced", T, |w| {
+            ahead(w) == ["dubbo://127.0.0.1:2", "tri://127.0.0.1:1002"]
+        })
+        .await;
+    assert_eq!(ports(&watch), vec![1]);
+    // A known address restarted onto a revision not resolved yet keeps its URLs and is not
+    // announced (it has its connections).
+    instances.register(&local_instance(1, "r3")).await.unwrap();
+    tests::eventually("r3 pending", T, || async {
+        let s = registry.describe_app("shop", T).await;
+        s.unresolved
+            .iter()
+            .any(|u| &*u.revision == "r3")
+            .then_some(())
+    })
+    .await;
+    watch.drain();
+    assert_eq!(
+        ahead(&watch),
+        ["dubbo://127.0.0.1:2", "tri://127.0.0.1:1002"]
+    );
+
+    // The MetadataService answers: the providers list has the new instance, then nothing is
+    // announced any more.
+    gate.add_permits(2);
+    until_ports(&mut watch, "r2 resolved", &[1, 2]).await;
+    watch
+        .until("nothing announced", T, |w| w.is_empty_marker("preconnect"))
+        .await;
+    let h = watch.history();
+    let listed = h
+        .iter()
+        .position(|n| &*n.category == "providers" && n.urls.iter().any(|u| u.port() == 2))
+        .expect("a providers list with the new instance");
+    let withdrawn = h
+        .iter()
+        .position(|n| &*n.category == "preconnect" && n.is_empty_marker())
+        .expect("the announcement withdrawn");
+    assert!(
+        listed < withdrawn,
+        "the providers list comes before the announcement is withdrawn: {h:?}"
+    );
+    // A subscription that did not ask sees providers only.
+    until_ports(&mut plain, "plain: r2 resolved", &[1, 2]).await;
+    plain.drain();
+    assert!(plain.history().iter().all(|n| &*n.category == "providers"));
+}

@@ -404,6 +404,9 @@ impl InvokerFactory for Tracking {
             served: self.served.clone(),
         }))
     }
+    fn preconnect(&self, endpoint: &Url) -> Option<invoker::rpc::Preconnect> {
+        self.inner.preconnect(endpoint)
+    }
 }
 
 #[derive(Debug)]

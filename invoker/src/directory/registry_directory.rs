@@ -18,7 +18,8 @@ use arc_swap::ArcSwap;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use registry_core::matching::{
-    is_configurator, is_empty_url, is_provider, is_route, ANY, PROVIDERS,
+    is_configurator, is_empty_url, is_provider, is_route, ANY, PRECONNECT, PRECONNECT_PARAM,
+    PROVIDERS,
 };
 use registry_core::{Registry, Subscription, Url};
 use tokio::sync::watch;
@@ -39,7 +40,7 @@ use crate::router::condition::Dialect;
 use crate::router::mock::wants_mock;
 use crate::router::url_rule::{is_condition_url, UrlCondition, UrlConditionRouter};
 use crate::router::{Router, RouterError, RuleKey};
-use crate::rpc::{Invocation, InvokerFactory, RpcError, RpcErrorCode, SharedInvoker};
+use crate::rpc::{Invocation, InvokerFactory, Preconnect, RpcError, RpcErrorCode, SharedInvoker};
 use dynamic_config::DynamicConfigurators;
 
 mod dynamic_config;
@@ -57,6 +58,9 @@ const VALID_CATEGORIES: [&str; 5] = [
 
 /// The categories a directory subscribes to.
 pub const SUBSCRIBE_CATEGORIES: &str = "providers,configurators,routers";
+
+/// At most this many addresses of one `preconnect` list are opened ahead.
+const MAX_PRECONNECTS: usize = 256;
 
 /// A directory fed by a registry: configurators, routers and providers in, an immutable
 /// per-method snapshot of invokers out.
@@ -82,6 +86,8 @@ pub struct RegistryDirectory {
     registration: Mutex<Option<(Arc<dyn Registry>, Url)>>,
     health: watch::Sender<DirectoryHealth>,
     metrics: DirectoryMetrics,
+    /// Connections opened ahead for the registry's last `preconnect` list.
+    preconnects: Mutex<Vec<Preconnect>>,
 }
 
 #[derive(Debug, Default)]
@@ -163,6 +169,7 @@ impl RegistryDirectory {
             destroyed: AtomicBool::new(false),
             cancel: CancellationToken::new(),
             registration: Mutex::new(None),
+            preconnects: Mutex::new(Vec::new()),
         })
     }
 
@@ -195,6 +202,11 @@ impl RegistryDirectory {
     /// to providers, configurators and routers of `consumer`, and follows the subscription.
     /// Returns once the first providers list was applied, or after `ready_timeout`.
     ///
+    /// The subscription asks for the `preconnect` category too (unless the consumer URL
+    /// says `preconnect=false`): where the registry announces addresses of providers to come
+    /// (the application level, while a new instance's MetadataInfo is fetched), the factory's
+    /// [`InvokerFactory::preconnect`] opens their connections meanwhile.
+    ///
     /// Errors: the registry refused the registration or subscription (only with
     /// `check=true`, see [`Registry`]); called outside a tokio runtime.
     pub async fn subscribe(
@@ -211,11 +223,16 @@ impl RegistryDirectory {
             registry.register(&url).await.map_err(registry_error)?;
             registered = Some(url);
         }
-        let sub_url = if consumer.param("category").is_some() {
+        let mut sub_url = if consumer.param("category").is_some() {
             consumer.clone()
         } else {
             consumer.with_param("category", SUBSCRIBE_CATEGORIES)
         };
+        // Connections to new providers opened ahead where the registry can tell (the
+        // application level); `preconnect=false` on the consumer URL turns it off.
+        if consumer.param(PRECONNECT_PARAM).is_none() {
+            sub_url = sub_url.with_param(PRECONNECT_PARAM, "true");
+        }
         let subscription = match registry.subscribe(&sub_url).await {
             Ok(s) => s,
             Err(e) => {
@@ -445,7 +462,40 @@ impl RegistryDirectory {
             count = urls.len(),
         )
         .entered();
+        if category == PRECONNECT {
+            self.preconnect(urls);
+            return;
+        }
         self.notify_inner(urls, category == PROVIDERS);
+    }
+
+    /// Opens connections to the addresses of a `preconnect` list (those of a protocol the
+    /// consumer calls, at most [`MAX_PRECONNECTS`]) and lets go of those opened for the
+    /// previous list: a provider referred meanwhile took its connection over.
+    fn preconnect(&self, urls: &[Url]) {
+        if self.destroyed.load(Ordering::Acquire) {
+            return;
+        }
+        let wanted = self.consumer.param("protocol").filter(|p| !p.is_empty());
+        let held: Vec<Preconnect> = urls
+            .iter()
+            .filter(|u| !is_empty_url(u))
+            .filter(|u| {
+                wanted.is_none_or(|p| {
+                    registry_core::url::comma_split(p).contains(&u.protocol().unwrap_or(""))
+                })
+            })
+            .take(MAX_PRECONNECTS)
+            .filter_map(|u| self.factory.preconnect(u))
+            .collect();
+        if !held.is_empty() {
+            tracing::debug!(
+                count = held.len(),
+                "connecting ahead to new provider addresses"
+            );
+        }
+        let old = std::mem::replace(&mut *self.preconnects.lock(), held);
+        drop(old);
     }
 
     fn notify_inner(&self, urls: &[Url], trusted_providers: bool) {
@@ -789,6 +839,7 @@ impl RegistryDirectory {
             return;
         }
         self.cancel.cancel();
+        self.preconnects.lock().clear();
         let retired = {
             let mut st = self.state.lock();
             st.table.clear()

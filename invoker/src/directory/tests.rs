@@ -709,3 +709,69 @@ fn dropping_the_directory_destroys_its_invokers() {
     drop(d);
     assert_eq!(f.destroyed(), 3);
 }
+
+#[test]
+fn preconnect_lists_open_connections_ahead_and_let_the_previous_ones_go() {
+    let (d, f) = dir_with(consumer("protocol=dubbo,tri"), DirectoryOptions::default());
+    d.notify_category(
+        "preconnect",
+        &[
+            u("dubbo://10.0.0.1:20880"),
+            u("tri://10.0.0.1:50051"),
+            u("rest://10.0.0.1:8080"),
+            u("bad://10.0.0.1:1"),
+        ],
+    );
+    // Only the protocols the consumer calls; nothing referred, no provider listed.
+    assert_eq!(
+        f.held_ahead(),
+        ["dubbo://10.0.0.1:20880", "tri://10.0.0.1:50051"]
+    );
+    assert_eq!(f.referred(), 0);
+    assert_eq!(d.list(&call()).unwrap().len(), 0);
+    // The next list replaces the held ones (an address in both is asked again first).
+    d.notify_category(
+        "preconnect",
+        &[u("dubbo://10.0.0.1:20880"), u("dubbo://10.0.0.2:20880")],
+    );
+    assert_eq!(
+        f.held_ahead(),
+        ["dubbo://10.0.0.1:20880", "dubbo://10.0.0.2:20880"]
+    );
+    assert_eq!(f.preconnects(), 4);
+    // `empty://` lets every one go; so does destroying the directory.
+    d.notify_category(
+        "preconnect",
+        &[u(&format!("empty://10.9.9.9/{S}?category=preconnect"))],
+    );
+    assert!(f.held_ahead().is_empty());
+    d.notify_category("preconnect", &[u("dubbo://10.0.0.3:20880")]);
+    assert_eq!(f.held_ahead(), ["dubbo://10.0.0.3:20880"]);
+    d.destroy();
+    assert!(f.held_ahead().is_empty());
+    d.notify_category("preconnect", &[u("dubbo://10.0.0.4:20880")]);
+    assert!(
+        f.held_ahead().is_empty(),
+        "a destroyed directory opens nothing"
+    );
+}
+
+#[test]
+fn preconnect_without_a_protocol_filter_asks_for_every_endpoint() {
+    let (d, f) = dir();
+    d.notify_category(
+        "preconnect",
+        &[u("dubbo://10.0.0.1:20880"), u("tri://10.0.0.1:50051")],
+    );
+    assert_eq!(
+        f.held_ahead(),
+        ["dubbo://10.0.0.1:20880", "tri://10.0.0.1:50051"]
+    );
+    d.notify(&[p("10.0.0.1:20880", "")]);
+    assert_eq!(hosts(&d, &call()), ["10.0.0.1:20880"]);
+    assert_eq!(
+        f.held_ahead().len(),
+        2,
+        "held until the registry's next list"
+    );
+}

@@ -188,4 +188,7 @@ impl InvokerFactory for CountingFactory {
             CountingLayer.layer(inv)
         })
     }
+    fn preconnect(&self, endpoint: &Url) -> Option<crate::rpc::Preconnect> {
+        self.inner.preconnect(endpoint)
+    }
 }

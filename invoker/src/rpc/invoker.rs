@@ -51,6 +51,38 @@ pub trait InvokerFactory: Send + Sync + Debug {
     /// Creates the invoker for a provider. An error skips this provider (logged), it does not
     /// fail the whole notification.
     fn refer(&self, provider: &Url) -> Result<SharedInvoker, RpcError>;
+
+    /// Starts connecting to `endpoint` (`protocol://host:port`, no service yet) ahead of the
+    /// first [`InvokerFactory::refer`] of a provider there: the directory asks when its
+    /// registry expects providers at that address soon (a new application-level instance
+    /// whose MetadataInfo is being fetched). The connection stays open while the returned
+    /// guard lives; a `refer` meanwhile uses it when the provider URL asks for the same
+    /// connection settings. `None` (the default): nothing is opened ahead.
+    fn preconnect(&self, endpoint: &Url) -> Option<Preconnect> {
+        let _ = endpoint;
+        None
+    }
+}
+
+/// What [`InvokerFactory::preconnect`] opened; dropping it lets the connection go unless an
+/// invoker uses it by then.
+pub struct Preconnect {
+    _held: Box<dyn Send + Sync>,
+}
+
+impl Preconnect {
+    /// Holds `held` (the connection, or a lease on it) until dropped.
+    pub fn new<T: Send + Sync + 'static>(held: T) -> Self {
+        Preconnect {
+            _held: Box::new(held),
+        }
+    }
+}
+
+impl Debug for Preconnect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Preconnect")
+    }
 }
 
 #[doc(hidden)]

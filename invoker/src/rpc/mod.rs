@@ -13,5 +13,5 @@ pub use error::{RpcError, RpcErrorCode};
 pub use invocation::{CallMode, Invocation, RpcResponse};
 #[doc(hidden)]
 pub use invoker::__Url;
-pub use invoker::{Invoker, InvokerFactory, RpcResult, SharedInvoker};
+pub use invoker::{Invoker, InvokerFactory, Preconnect, RpcResult, SharedInvoker};
 pub use timeout::call_timeout;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
@@ -11,8 +11,8 @@ use registry_core::Url;
 use serde_json::Value;
 
 use crate::rpc::{
-    Invocation, Invoker, InvokerFactory, RpcError, RpcErrorCode, RpcResponse, RpcResult,
-    SharedInvoker,
+    Invocation, Invoker, InvokerFactory, Preconnect, RpcError, RpcErrorCode, RpcResponse,
+    RpcResult, SharedInvoker,
 };
 
 /// An invoker that calls nothing: it answers every call with its address (`host:port`) as the
@@ -60,13 +60,39 @@ impl Invoker for RecordedInvoker {
 }
 
 /// Makes a [`RecordedInvoker`] for every provider referred and keeps them all; refuses the
-/// protocol `bad` (a provider whose refer fails).
+/// protocol `bad` (a provider whose refer fails). Records every preconnect (except of
+/// protocol `bad`) and knows which are still held.
 #[derive(Debug, Default)]
 pub struct RecordingFactory {
     made: Mutex<Vec<Arc<RecordedInvoker>>>,
+    ahead: Mutex<Vec<(Url, Weak<()>)>>,
 }
 
 impl RecordingFactory {
+    /// Number of preconnects asked for so far.
+    pub fn preconnects(&self) -> usize {
+        self.ahead.lock().len()
+    }
+
+    /// The endpoints (`protocol://host:port`) of the preconnects still held, sorted.
+    pub fn held_ahead(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .ahead
+            .lock()
+            .iter()
+            .filter(|(_, w)| w.strong_count() > 0)
+            .map(|(u, _)| {
+                format!(
+                    "{}://{}",
+                    u.protocol().unwrap_or(""),
+                    u.address().unwrap_or_default()
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Every invoker made, in order.
     pub fn made(&self) -> Vec<Arc<RecordedInvoker>> {
         self.made.lock().clone()
@@ -131,5 +157,16 @@ impl InvokerFactory for RecordingFactory {
         });
         self.made.lock().push(inv.clone());
         Ok(inv)
+    }
+
+    fn preconnect(&self, endpoint: &Url) -> Option<Preconnect> {
+        if endpoint.protocol() == Some("bad") {
+            return None;
+        }
+        let held = Arc::new(());
+        self.ahead
+            .lock()
+            .push((endpoint.clone(), Arc::downgrade(&held)));
+        Some(Preconnect::new(held))
     }
 }
