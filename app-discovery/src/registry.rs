@@ -520,12 +520,7 @@ impl SubTask {
             .filter(|s| s.ready && !s.ahead.is_empty())
             .map(|s| s.ahead.clone())
             .collect();
-        let unchanged = lists.len() == self.ahead.len()
-            && lists
-                .iter()
-                .zip(&self.ahead)
-                .all(|(a, b)| Arc::ptr_eq(a, b));
-        if unchanged {
+        if same_lists(&lists, &self.ahead) {
             return;
         }
         let urls: Vec<Url> = lists.iter().flat_map(|l| l.iter().cloned()).collect();
@@ -565,13 +560,7 @@ impl SubTask {
             }
         }
         let first_done = all_settled || !self.apps.is_empty() && any_ready;
-        let unchanged = self.published
-            && sources.len() == self.sources.len()
-            && sources
-                .iter()
-                .zip(&self.sources)
-                .all(|(a, b)| Arc::ptr_eq(a, b));
-        if unchanged {
+        if self.published && same_lists(&sources, &self.sources) {
             return;
         }
         let mut urls: Vec<Url> = Vec::with_capacity(sources.iter().map(|s| s.len()).sum());
@@ -596,4 +585,9 @@ impl SubTask {
             }
         }
     }
+}
+
+/// True when `a` and `b` hold the same lists (by pointer) in the same order.
+fn same_lists(a: &[Arc<[Url]>], b: &[Arc<[Url]>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
 }

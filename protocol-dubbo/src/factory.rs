@@ -12,7 +12,7 @@ use crate::config::{ConnConfig, DubboOptions};
 use crate::connection::TlsTarget;
 use crate::error::DubboError;
 use crate::invoker::{DubboInvoker, Lease};
-use crate::pool::{ConnectionPool, Holder};
+use crate::pool::{ConnectionPool, Holder, Settings};
 use crate::serialization;
 
 /// Dubbo's default port.
@@ -142,17 +142,14 @@ impl DubboInvokerFactory {
         let tls = self
             .tls_for(endpoint, endpoint.host().unwrap_or_default())
             .ok()?;
-        let cfg = ConnConfig::from_url_with(endpoint, &self.options);
         let key = ConnectionPool::key(&addr, tls.is_some());
-        self.pool.acquire(
-            &key,
-            &addr,
-            self.shared_count(endpoint),
-            &cfg,
-            serialization::choose(endpoint),
-            tls.as_ref(),
-            Holder::Ahead,
-        );
+        let settings = Settings {
+            count: self.shared_count(endpoint),
+            cfg: ConnConfig::from_url_with(endpoint, &self.options),
+            serialization: serialization::choose(endpoint),
+        };
+        self.pool
+            .acquire(&key, &addr, settings, tls.as_ref(), Holder::Ahead);
         Some(Preconnect::new(AheadLease {
             pool: self.pool.clone(),
             key,
@@ -177,15 +174,14 @@ impl DubboInvokerFactory {
             (clients, Lease::Exclusive)
         } else {
             let key = ConnectionPool::key(&addr, tls.is_some());
-            let clients = self.pool.acquire(
-                &key,
-                &addr,
-                self.shared_count(provider),
-                &cfg,
-                ser,
-                tls.as_ref(),
-                Holder::Invoker,
-            );
+            let settings = Settings {
+                count: self.shared_count(provider),
+                cfg: cfg.clone(),
+                serialization: ser,
+            };
+            let clients = self
+                .pool
+                .acquire(&key, &addr, settings, tls.as_ref(), Holder::Invoker);
             (clients, Lease::Shared(self.pool.clone(), key))
         };
         Ok(Arc::new(DubboInvoker::new(

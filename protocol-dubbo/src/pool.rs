@@ -41,12 +41,13 @@ struct Shared {
     settings: Settings,
 }
 
-/// The connection settings of an entry.
+/// The connection settings of an entry: how many connections, their configuration and
+/// serialization.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Settings {
-    count: usize,
-    cfg: ConnConfig,
-    serialization: u8,
+pub(crate) struct Settings {
+    pub(crate) count: usize,
+    pub(crate) cfg: ConnConfig,
+    pub(crate) serialization: u8,
 }
 
 /// Who acquires an entry.
@@ -105,24 +106,20 @@ impl ConnectionPool {
         }
     }
 
-    /// The shared connection slots under `key` (created with `count` slots to `addr` on first
-    /// use), and one more reference to them for `holder`. The first invoker of an entry only
+    /// The shared connection slots under `key` (created with `settings.count` slots to `addr`
+    /// on first use), and one more reference to them for `holder`. The first invoker of an entry only
     /// held ahead replaces its connections when it asks for other settings (module docs).
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn acquire(
         &self,
         key: &Arc<str>,
         addr: &Arc<str>,
-        count: usize,
-        cfg: &ConnConfig,
-        serialization: u8,
+        settings: Settings,
         tls: Option<&TlsTarget>,
         holder: Holder,
     ) -> Vec<Arc<Client>> {
         let settings = Settings {
-            count: count.max(1),
-            cfg: cfg.clone(),
-            serialization,
+            count: settings.count.max(1),
+            ..settings
         };
         // Opened ahead: probed with a heartbeat once connected (`Client::with_probe`).
         let open = |s: &Settings| -> Vec<Arc<Client>> {

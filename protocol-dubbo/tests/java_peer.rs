@@ -550,14 +550,15 @@ async fn a_connection_opened_ahead_is_taken_over_by_the_first_invoker() {
     assert_eq!(accepted().await, 1);
 
     // Opened ahead, then a provider with the default settings: one connection for both.
+    let connected = |what: &'static str| {
+        let (p, a) = (f.pool().clone(), addr.clone());
+        eventually(what, Duration::from_secs(10), move || {
+            let ok = p.is_connected(&a);
+            async move { ok.then_some(()) }
+        })
+    };
     let ahead = f.preconnect_dubbo(&endpoint).expect("dubbo preconnect");
-    let p = f.pool().clone();
-    let a = addr.clone();
-    eventually("connected ahead", Duration::from_secs(10), || {
-        let ok = p.is_connected(&a);
-        async move { ok.then_some(()) }
-    })
-    .await;
+    connected("connected ahead").await;
     let inv = f.refer_dubbo(&peer.url("timeout=5000")).unwrap();
     assert_eq!(f.pool().ref_count(&addr), 2);
     let r = inv.invoke(&say_hello("ahead")).await.unwrap();
@@ -576,12 +577,7 @@ async fn a_connection_opened_ahead_is_taken_over_by_the_first_invoker() {
 
     // A provider asking for other connection settings gets a connection of its own settings.
     let ahead = f.preconnect_dubbo(&endpoint).unwrap();
-    let (p, a) = (f.pool().clone(), addr.clone());
-    eventually("connected ahead again", Duration::from_secs(10), || {
-        let ok = p.is_connected(&a);
-        async move { ok.then_some(()) }
-    })
-    .await;
+    connected("connected ahead again").await;
     assert_eq!(accepted().await, 3);
     let inv = f
         .refer_dubbo(&peer.url("timeout=5000&heartbeat=30000"))
