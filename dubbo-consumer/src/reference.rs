@@ -457,11 +457,7 @@ impl Reference {
 
     /// The consumer URL with the configurators applied.
     pub fn consumer_url(&self) -> Url {
-        match &self.subscribed {
-            Subscribed::Interface { directory, .. } => directory.consumer_url(),
-            #[cfg(feature = "app-discovery")]
-            Subscribed::Levels { .. } => self.directory().consumer_url(),
-        }
+        self.directory().consumer_url()
     }
 
     /// Unsubscribes and closes the provider invokers. Idempotent.

@@ -30,7 +30,7 @@ use super::health::{DirectoryHealth, DirectoryPhase};
 use super::options::DubboCompat;
 use super::options::{DirectoryOptions, GroupJoiner, MethodCacheMode};
 use super::snapshot::{build, is_multi_group, BuildCtx, ChainInputs, Phase, Snapshot};
-use super::table::{host_hash, Applied, Ctx, Entry, ProviderTable};
+use super::table::{calls_protocol, host_hash, Applied, Ctx, Entry, ProviderTable};
 use super::Directory;
 use crate::filter::active_limit::CountingFactory;
 use crate::invoker_set::InvokerSet;
@@ -476,15 +476,9 @@ impl RegistryDirectory {
         if self.destroyed.load(Ordering::Acquire) {
             return;
         }
-        let wanted = self.consumer.param("protocol").filter(|p| !p.is_empty());
         let held: Vec<Preconnect> = urls
             .iter()
-            .filter(|u| !is_empty_url(u))
-            .filter(|u| {
-                wanted.is_none_or(|p| {
-                    registry_core::url::comma_split(p).contains(&u.protocol().unwrap_or(""))
-                })
-            })
+            .filter(|u| !is_empty_url(u) && calls_protocol(&self.consumer, u.protocol_str()))
             .take(MAX_PRECONNECTS)
             .filter_map(|u| self.factory.preconnect(u))
             .collect();

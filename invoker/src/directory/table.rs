@@ -187,14 +187,7 @@ impl ProviderTable {
     }
 
     fn new_entry(&mut self, raw: &Url, ctx: &Ctx<'_>) -> Entry {
-        let filtered = ctx
-            .consumer
-            .param("protocol")
-            .filter(|p| !p.is_empty())
-            .is_some_and(|p| {
-                let proto = raw.protocol_str();
-                !comma_split(p).contains(&proto)
-            });
+        let filtered = !calls_protocol(ctx.consumer, raw.protocol_str());
         let mock = is_mock_provider(raw);
         let app = crate::router::sample::provider_application(raw);
         let app = (!app.is_empty()).then(|| match self.app_pool.iter().find(|a| &***a == app) {
@@ -456,6 +449,15 @@ impl ProviderTable {
         };
         retired
     }
+}
+
+/// True when `consumer` calls providers of `protocol`: its `protocol` parameter (a comma
+/// separated list) names it, or it has none (Dubbo's `RegistryDirectory#toInvokers`).
+pub(crate) fn calls_protocol(consumer: &Url, protocol: &str) -> bool {
+    consumer
+        .param("protocol")
+        .filter(|p| !p.is_empty())
+        .is_none_or(|p| comma_split(p).contains(&protocol))
 }
 
 #[cfg(test)]
