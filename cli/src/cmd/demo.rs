@@ -379,11 +379,20 @@ async fn story(a: Args) -> anyhow::Result<ExitCode> {
         )?;
     }
 
-    // The busiest provider of the previous step fails, so the balancer is sure to pick it.
-    let victim = spread
-        .iter()
-        .max_by_key(|(_, n)| **n)
-        .map(|(addr, _)| addr.clone())
+    // The provider the balancer picks next fails (one more call finds it), so the balancer is
+    // sure to try it: a latency-aware one (p2c) keeps picking the provider it prefers, and
+    // failed calls do not change its preference.
+    let before = world.snapshot();
+    calls(&reference, 1).await;
+    let victim = diff(&world.snapshot(), &before)
+        .into_keys()
+        .next()
+        .or_else(|| {
+            spread
+                .iter()
+                .max_by_key(|(_, n)| **n)
+                .map(|(addr, _)| addr.clone())
+        })
         .unwrap_or_else(|| "127.0.0.1:20880".to_owned());
     step.next(&format!(
         "{victim} starts failing; failover retries on another provider of group {group}"
